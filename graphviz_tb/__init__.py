@@ -1,0 +1,41 @@
+"""graphviz_tb: readable pictures of TensorFlow graphs, without a running TensorBoard.
+
+>>> import graphviz_tb
+>>> graph = graphviz_tb.load("samples/mnist_tf1.pb")      # doctest: +SKIP
+>>> graph.render("mnist.svg", depth=2)                     # doctest: +SKIP
+
+The public surface is exactly ``__all__``; everything else is internal.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .api import Graph, load
+from .errors import (
+    CorruptRecordError,
+    ExecutableNotFound,
+    GraphvizTbError,
+    GraphvizTbWarning,
+    InputError,
+    NoGraphError,
+    SelectionError,
+    TensorFlowRequired,
+)
+from .options import LoadOptions, RenderOptions
+
+__all__ = [
+    "CorruptRecordError",
+    "ExecutableNotFound",
+    "Graph",
+    "GraphvizTbError",
+    "GraphvizTbWarning",
+    "InputError",
+    "LoadOptions",
+    "NoGraphError",
+    "RenderOptions",
+    "SelectionError",
+    "TensorFlowRequired",
+    "__version__",
+    "load",
+]

@@ -1,0 +1,159 @@
+"""The Python API: ``load()`` anything that holds a graph, then ``.info()``, ``.render()``.
+
+The CLI, the Sphinx directive and the Jupyter display are thin layers over this module.  Heavy
+modules (networkx, protobuf, the renderers) are imported inside functions so ``import
+graphviz_tb`` and ``tbgraph --help`` stay fast, and TensorFlow is imported only by the readers
+that need it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from .options import LoadOptions, RenderOptions
+
+if TYPE_CHECKING:
+    from .hierarchy import Hierarchy
+    from .model import GraphModel
+    from .readers.base import Discovery, GraphSource
+
+__all__ = ["Graph", "load"]
+
+
+class Graph:
+    """One loaded graph, with what was found around it.
+
+    Attributes
+    ----------
+    model:
+        The op graph (:class:`graphviz_tb.model.GraphModel`, a networkx MultiDiGraph inside).
+    discovery:
+        Every graph the input holds; ``index`` says which one this is.
+    """
+
+    def __init__(self, model: GraphModel, discovery: Discovery, index: int) -> None:
+        self.model = model
+        self.discovery = discovery
+        self.index = index
+        self._hierarchies: dict[tuple, Hierarchy] = {}
+        self._counts: dict[int, int] = {index: model.top_level_nodes}
+
+    @property
+    def source(self) -> GraphSource:
+        return self.discovery.graphs[self.index]
+
+    @property
+    def name(self) -> str:
+        """A short title: the input's file name, and the graph's label when there are several."""
+        base = os.path.basename(os.path.normpath(self.discovery.path)) or self.discovery.path
+        return base if len(self.discovery.graphs) == 1 else f"{base} · {self.source.name}"
+
+    def hierarchy(self, options: RenderOptions | None = None) -> Hierarchy:
+        """The scope tree for these options (cached per grouping option)."""
+        from .hierarchy import build_hierarchy
+
+        options = options or RenderOptions()
+        key = (options.series, options.prefix_groups, options.series_min)
+        if key not in self._hierarchies:
+            self._hierarchies[key] = build_hierarchy(self.model, options)
+        return self._hierarchies[key]
+
+    def scopes(self) -> Hierarchy:
+        """The plain scope tree, without templates or series (cheap; used by ``info``)."""
+        from .hierarchy import build_hierarchy
+
+        if ("scopes",) not in self._hierarchies:
+            self._hierarchies[("scopes",)] = build_hierarchy(
+                self.model, RenderOptions(series=False, prefix_groups=False), structure=False
+            )
+        return self._hierarchies[("scopes",)]
+
+    def count_nodes(self, index: int) -> int:
+        """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""
+        if index not in self._counts:
+            self._counts[index] = len(self.discovery.graphs[index].load().node)
+        return self._counts[index]
+
+    def info(self) -> dict[str, Any]:
+        """A JSON-ready summary: source kind, graphs found, exact op and edge counts, groups."""
+        from .info import graph_info
+
+        return graph_info(self)
+
+    def render(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        format: str | None = None,
+        options: RenderOptions | None = None,
+        **kwargs: Any,
+    ) -> str | bytes | None:
+        """Draw the graph.
+
+        With ``path``, writes the file (atomically; the format comes from the extension unless
+        ``format`` is given) and returns None.  Without it, returns SVG, HTML or DOT text, or
+        PNG/PDF bytes.  ``options`` is a :class:`RenderOptions`; its fields may also be passed
+        as keywords (``depth=2``, ``color_by="op"`` ...).
+        """
+        from dataclasses import replace
+
+        from .render import format_for, render_bytes, write_output
+
+        options = replace(options or RenderOptions(), **kwargs) if kwargs else (
+            options or RenderOptions())
+        fmt = format_for(path, format)
+        data = render_bytes(self, fmt, options)
+        if path is not None:
+            write_output(path, data)
+            return None
+        return data if fmt in ("png", "pdf") else data.decode("utf-8")
+
+    def __repr__(self) -> str:
+        return f"<graphviz_tb.Graph {self.name!r}: {self.model.top_level_nodes:,} nodes>"
+
+
+def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Graph:
+    """Read a graph from a path or a live TensorFlow object.
+
+    Parameters
+    ----------
+    source:
+        A path (GraphDef ``.pb``/``.pbtxt``, ``.meta``, SavedModel directory, event file or
+        logdir, ``.keras``/``.h5``) or a live ``tf.Graph``, ``GraphDef``, ``tf.function``,
+        ConcreteFunction or ``keras.Model``.
+    options, **kwargs:
+        A :class:`LoadOptions`, or its fields as keywords (``run=``, ``tag=``, ``graph=``,
+        ``tags=``, ``functions=``).
+
+    Raises
+    ------
+    graphviz_tb.InputError
+        The input is not a graph we can read; the message names the file and the problem.
+
+    Examples
+    --------
+    >>> import graphviz_tb
+    >>> g = graphviz_tb.load("samples/mnist_tf1.pb")  # doctest: +SKIP
+    >>> g.info()["nodes"]  # doctest: +SKIP
+    """
+    from .model import build_model
+    from .readers import discover, discover_object, select
+
+    if options is None:
+        options = LoadOptions(**kwargs)
+    elif kwargs:
+        from dataclasses import replace
+
+        options = replace(options, **kwargs)
+    if isinstance(source, (str, os.PathLike)):
+        discovery = discover(source, options)
+    else:
+        discovery = discover_object(source, options)
+    chosen = select(discovery, options)
+    index = discovery.graphs.index(chosen)
+    graph_def = chosen.load()
+    model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
+                        where=f"{discovery.path} ({chosen.name})"
+                        if len(discovery.graphs) > 1 else str(discovery.path))
+    return Graph(model, discovery, index)

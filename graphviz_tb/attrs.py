@@ -1,0 +1,98 @@
+"""Decode NodeDef attributes into plain, JSON-ready Python values.
+
+Attribute values come from untrusted files and can be huge (a 60 MB constant); big values are
+summarised here, once, so no later stage (details panel, tooltip, HTML) copies them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dtypes import dtype_name, dtype_size, shape_from_proto
+
+__all__ = ["MAX_ATTR_CHARS", "decode_attr", "decode_attrs", "tensor_summary"]
+
+#: Attribute strings longer than this are cut, with their full size noted (DESIGN: ~1 KB).
+MAX_ATTR_CHARS = 1024
+#: Tensor constants with at most this many elements show their values.
+_MAX_TENSOR_VALUES = 16
+
+
+def _text(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace")
+    if len(text) > MAX_ATTR_CHARS:
+        return f"{text[:MAX_ATTR_CHARS]}… ({len(raw):,} bytes)"
+    return text
+
+
+def tensor_summary(tensor: Any) -> dict[str, Any]:
+    """Summarise a TensorProto: dtype, shape, byte size and, when small, its values."""
+    dtype = dtype_name(tensor.dtype)
+    shape = shape_from_proto(tensor.tensor_shape)
+    count = 1
+    for dim in shape or ():
+        count *= dim or 0
+    item = dtype_size(dtype)
+    nbytes = len(tensor.tensor_content) or (count * item if item else 0)
+    summary: dict[str, Any] = {"dtype": dtype, "shape": list(shape or ()), "bytes": nbytes}
+    if count <= _MAX_TENSOR_VALUES:
+        values = _small_values(tensor)
+        if values is not None:
+            summary["values"] = values
+    return summary
+
+
+def _small_values(tensor: Any) -> list[Any] | None:
+    for field in ("float_val", "double_val", "int_val", "int64_val", "bool_val", "half_val"):
+        values = getattr(tensor, field)
+        if values:
+            return [v if not isinstance(v, float) else round(v, 6) for v in values]
+    if tensor.string_val:
+        return [_text(v)[:64] for v in tensor.string_val]
+    return None
+
+
+def decode_attr(value: Any) -> Any:
+    """One AttrValue -> str / int / float / bool / list / dict, whichever field is set."""
+    kind = value.WhichOneof("value")
+    if kind == "s":
+        return _text(value.s)
+    if kind in ("i", "f", "b"):
+        return getattr(value, kind)
+    if kind == "type":
+        return dtype_name(value.type)
+    if kind == "shape":
+        shape = shape_from_proto(value.shape)
+        return None if shape is None else list(shape)
+    if kind == "tensor":
+        return tensor_summary(value.tensor)
+    if kind == "func":
+        return {"function": value.func.name}
+    if kind == "placeholder":
+        return f"${value.placeholder}"
+    if kind == "list":
+        return _decode_list(value.list)
+    return None
+
+
+def _decode_list(lst: Any) -> list[Any]:
+    if lst.s:
+        return [_text(v) for v in lst.s]
+    if lst.type:
+        return [dtype_name(t) for t in lst.type]
+    if lst.shape:
+        return [None if (s := shape_from_proto(p)) is None else list(s) for p in lst.shape]
+    if lst.tensor:
+        return [tensor_summary(t) for t in lst.tensor]
+    if lst.func:
+        return [{"function": f.name} for f in lst.func]
+    for field in ("i", "f", "b"):
+        values = getattr(lst, field)
+        if values:
+            return list(values)
+    return []
+
+
+def decode_attrs(attr_map: Any) -> dict[str, Any]:
+    """A NodeDef's ``attr`` map decoded, in sorted key order (for deterministic output)."""
+    return {key: decode_attr(attr_map[key]) for key in sorted(attr_map)}

@@ -1,0 +1,64 @@
+"""Named exceptions and warnings, so callers (and the CLI) can tell bad input from bugs.
+
+Every error raised for a user's input is a :class:`GraphvizTbError`; the CLI turns those into
+one line on stderr and exit status 1.  Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CorruptRecordError",
+    "ExecutableNotFound",
+    "GraphvizTbError",
+    "GraphvizTbWarning",
+    "InputError",
+    "NoGraphError",
+    "SelectionError",
+    "TensorFlowRequired",
+]
+
+
+class GraphvizTbError(Exception):
+    """Base class of every error caused by the user's input or environment."""
+
+
+class InputError(GraphvizTbError):
+    """The input is not a graph we can read (wrong format, empty, malformed).
+
+    The message names the file and what is wrong with it.
+    """
+
+
+class CorruptRecordError(InputError):
+    """A TFRecord (event file) record failed its CRC check or was cut short."""
+
+
+class NoGraphError(InputError):
+    """The input was readable but holds no graph (an empty logdir, a graph with no ops)."""
+
+
+class SelectionError(GraphvizTbError):
+    """``--run``/``--tag``/``--graph``/``--tags`` matched nothing among the graphs found."""
+
+
+class TensorFlowRequired(GraphvizTbError):
+    """A feature needs the optional TensorFlow extra, which is not installed."""
+
+    def __init__(self, feature: str) -> None:
+        super().__init__(
+            f"{feature} needs TensorFlow; install it with: pip install 'graphviz_tb[tf]'"
+        )
+
+
+class ExecutableNotFound(GraphvizTbError):
+    """Graphviz's ``dot`` binary is not on PATH."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Graphviz's 'dot' was not found on PATH; install it "
+            "(Debian/Ubuntu: sudo apt-get install graphviz, macOS: brew install graphviz)"
+        )
+
+
+class GraphvizTbWarning(UserWarning):
+    """Something in the input was odd but we could still draw it (dangling input, ...)."""

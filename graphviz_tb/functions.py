@@ -1,0 +1,278 @@
+"""Open function calls into their bodies, so TF2 graphs show their computation.
+
+TF2 keeps most of a model behind ``StatefulPartitionedCall``/``PartitionedCall`` (attribute
+``f``), ``While`` (``cond``, ``body``), ``If`` (``then_branch``, ``else_branch``) and ``Case``
+(``branches``), or behind ops named after a library function.  TensorBoard never follows these
+(its issue #1936).  Here each call op keeps its place and its body is added under the call's
+name: ``call/<node>`` for a plain call, ``call/body/<node>`` and ``call/cond/<node>`` for a loop,
+``call/then/...``, ``call/else/...`` and ``call/branch_<i>/...`` for conditionals.
+
+Wiring, argument by argument: the call op feeds each ``_Arg`` node with the tensor of the
+matching call input; each ``_Retval`` node feeds the consumers of the matching call output (the
+original ``call -> consumer`` data edges are replaced).  Control edges stay on the call op.
+Recursive functions are cut at the first repeat (the inner call gets ``recursion_cut``), and a
+budget of inlined ops guards against a small function called a million times.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from .dtypes import dtype_name, shape_from_proto
+from .model import CONTROL, InputRef, parse_input
+from .shapes import TensorInfo
+
+if TYPE_CHECKING:
+    from .model import GraphModel, _Builder
+    from .options import LoadOptions
+
+__all__ = ["call_targets", "inline_calls", "inline_library"]
+
+_PLAIN_CALLS = frozenset({"StatefulPartitionedCall", "PartitionedCall", "TPUPartitionedCall"})
+_WHILE = frozenset({"While", "StatelessWhile", "_While"})
+_IF = frozenset({"If", "StatelessIf", "_If"})
+_CASE = frozenset({"Case", "StatelessCase", "_Case"})
+
+#: Output-arg names of common ops with several single-tensor outputs, to map ``x:arg:i`` (the
+#: function-body input syntax) to a flat output index without TensorFlow's op registry.
+_OUTPUT_ARGS: dict[str, tuple[str, ...]] = {
+    "FusedBatchNorm": ("y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"),
+    "FusedBatchNormV2": ("y", "batch_mean", "batch_variance", "reserve_space_1",
+                         "reserve_space_2"),
+    "FusedBatchNormV3": ("y", "batch_mean", "batch_variance", "reserve_space_1",
+                         "reserve_space_2", "reserve_space_3"),
+    "FusedBatchNormGradV3": ("x_backprop", "scale_backprop", "offset_backprop",
+                             "reserve_space_4", "reserve_space_5"),
+    "Unique": ("y", "idx"),
+    "UniqueV2": ("y", "idx"),
+    "TopKV2": ("values", "indices"),
+    "Switch": ("output_false", "output_true"),
+    "Merge": ("output", "value_index"),
+    "Svd": ("s", "u", "v"),
+    "Qr": ("q", "r"),
+    "BroadcastGradientArgs": ("r0", "r1"),
+    "MaxPoolWithArgmax": ("output", "argmax"),
+    "SoftmaxCrossEntropyWithLogits": ("loss", "backprop"),
+    "SparseSoftmaxCrossEntropyWithLogits": ("loss", "backprop"),
+}
+
+
+def call_targets(node_def: Any, library: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
+    """The functions a call op runs, as ``(sub-scope, function name)``, and how many leading
+    call inputs are not function arguments (the predicate of ``If``, the index of ``Case``)."""
+    op, attr = node_def.op, node_def.attr
+    if op in _PLAIN_CALLS and "f" in attr:
+        return [("", attr["f"].func.name)], 0
+    if op in _WHILE and "body" in attr:
+        return [("cond", attr["cond"].func.name), ("body", attr["body"].func.name)], 0
+    if op in _IF and "then_branch" in attr:
+        return [("then", attr["then_branch"].func.name),
+                ("else", attr["else_branch"].func.name)], 1
+    if op in _CASE and "branches" in attr:
+        return [(f"branch_{i}", f.name) for i, f in enumerate(attr["branches"].list.func)], 1
+    if op in library:
+        return [("", op)], 0
+    return [], 0
+
+
+def _arg_info(fdef: Any, index: int, arg: Any) -> TensorInfo:
+    """Dtype and shape of a function argument, from its signature and ``_output_shapes``."""
+    shape, known = None, False
+    arg_attr = fdef.arg_attr.get(index) if fdef.arg_attr else None
+    if arg_attr is not None and "_output_shapes" in arg_attr.attr:
+        shapes = arg_attr.attr["_output_shapes"].list.shape
+        if shapes:
+            shape, known = shape_from_proto(shapes[0]), True
+    elif "_input_shapes" in fdef.attr:
+        shapes = fdef.attr["_input_shapes"].list.shape
+        if index < len(shapes):
+            shape, known = shape_from_proto(shapes[index]), True
+    dtype = dtype_name(arg.type) if arg.type else None
+    return TensorInfo(dtype=dtype, shape=shape, known_shape=known)
+
+
+class _Body:
+    """One instantiation of a FunctionDef under a name prefix."""
+
+    def __init__(self, model: GraphModel, builder: _Builder, fdef: Any, prefix: str) -> None:
+        self.model, self.builder, self.fdef, self.prefix = model, builder, fdef, prefix
+        self.local: dict[str, str] = {}
+        self.args: dict[str, str] = {}
+        self.arg_nodes: list[str] = []
+        self.ret_nodes: list[str] = []
+        self.calls: list[str] = []
+
+    def _unique(self, name: str, taken: set[str]) -> str:
+        full = self.prefix + name
+        while name in taken or full in self.model.graph:
+            name += "_"
+            full = self.prefix + name
+        taken.add(name)
+        return full
+
+    def build(self) -> None:
+        fdef, builder, fname = self.fdef, self.builder, self.fdef.signature.name
+        taken = {nd.name for nd in fdef.node_def}
+        for i, arg in enumerate(fdef.signature.input_arg):
+            full = self._unique(arg.name, taken)
+            builder.add_node(full, None, op="_Arg", role="arg", function=fname,
+                             outputs=[_arg_info(fdef, i, arg)], arg_index=i)
+            self.args[arg.name] = full
+            self.arg_nodes.append(full)
+        for nd in fdef.node_def:
+            self.local[nd.name] = builder.add_node(self.prefix + nd.name, nd, function=fname)
+        for nd in fdef.node_def:
+            dst = self.local[nd.name]
+            for slot, text in enumerate(nd.input):
+                self._wire(text, dst, slot)
+        rets = fdef.ret
+        for j, out in enumerate(fdef.signature.output_arg):
+            full = self._unique(out.name, taken)
+            dtype = dtype_name(out.type) if out.type else None
+            builder.add_node(full, None, op="_Retval", role="retval", function=fname,
+                             outputs=[TensorInfo(dtype=dtype)], ret_index=j)
+            self.ret_nodes.append(full)
+            if out.name in rets:
+                self._wire(rets[out.name], full, 0)
+        builder.flush()
+        self.calls = [self.local[nd.name] for nd in fdef.node_def
+                      if call_targets(nd, self.model.functions)[0]]
+
+    def _resolve(self, ref: InputRef) -> tuple[str, int] | None:
+        if ref.node in self.args and ref.arg is None:
+            return self.args[ref.node], ref.index
+        full = self.local.get(ref.node)
+        if full is None:
+            return None
+        index = ref.index
+        if ref.arg is not None:
+            index = self._flat_index(full, ref.arg, ref.index)
+        return full, index
+
+    def _flat_index(self, full: str, arg: str, index: int) -> int:
+        op = self.model.graph.nodes[full]["op"]
+        callee = self.model.functions.get(op)
+        names = (tuple(a.name for a in callee.signature.output_arg) if callee is not None
+                 else _OUTPUT_ARGS.get(op, ()))
+        return names.index(arg) + index if arg in names else index
+
+    def _wire(self, text: str, dst: str, slot: int) -> None:
+        ref = parse_input(text)
+        if ref.error:
+            self.builder.warn.add("malformed inputs", f"op {dst!r}: input {text!r}: {ref.error}")
+            if not ref.node:
+                return
+        resolved = self._resolve(ref)
+        if resolved is None:
+            missing = self.prefix + ref.node
+            self.builder.ensure_missing(missing, dst)
+            resolved = (missing, ref.index)
+        self.builder.edge(resolved[0], dst, slot, ref, resolved[1])
+
+
+def _call_io(model: GraphModel, call: str) -> tuple[list[tuple[str, int]], dict[int, list]]:
+    """The tensors a call consumes (by data input position) and its consumers per output."""
+    g = model.graph
+    ins = sorted(
+        ((d["dst_input"], d["tensor"]) for _, _, d in g.in_edges(call, data=True)
+         if d["kind"] != CONTROL),
+    )
+    outs: dict[int, list[tuple[str, int, dict[str, Any]]]] = {}
+    for _, v, k, d in g.out_edges(call, keys=True, data=True):
+        if d["kind"] != CONTROL:
+            outs.setdefault(d["src_output"], []).append((v, k, d))
+    return [t for _, t in ins], outs
+
+
+class _Inliner:
+    """Breadth-first opening of calls, with a recursion guard and an op budget."""
+
+    def __init__(self, model: GraphModel, builder: _Builder, options: LoadOptions) -> None:
+        self.model, self.builder, self.options = model, builder, options
+        self.budget = options.max_function_ops
+        self.exhausted = False
+        self.queue: deque[tuple[str, tuple[str, ...]]] = deque()
+        model.function_groups = {}
+
+    def instantiate(self, fname: str, prefix: str) -> _Body | None:
+        fdef = self.model.functions[fname]
+        if len(fdef.node_def) > self.budget:
+            if not self.exhausted:
+                self.model.warnings.add(
+                    "function budget",
+                    f"stopped opening function bodies after {self.options.max_function_ops:,} "
+                    "ops; the remaining calls are drawn closed",
+                )
+            self.exhausted = True
+            return None
+        self.budget -= len(fdef.node_def)
+        body = _Body(self.model, self.builder, fdef, prefix)
+        body.build()
+        self.model.function_groups[prefix.rstrip("/")] = fname
+        return body
+
+    def open_call(self, call: str, stack: tuple[str, ...]) -> None:
+        g, model = self.model.graph, self.model
+        node_def = g.nodes[call]["node_def"]
+        targets, offset = call_targets(node_def, model.functions)
+        ins, outs = _call_io(model, call)
+        g.nodes[call]["calls"] = [fname for _, fname in targets]
+        rewired = False
+        for sub, fname in targets:
+            if fname not in model.functions:
+                model.warnings.add("unknown functions",
+                                   f"op {call!r} calls {fname!r}, which the library lacks")
+                continue
+            if fname in stack:
+                g.nodes[call]["recursion_cut"] = True
+                model.warnings.add("recursion", f"op {call!r} calls {fname!r} recursively; cut")
+                continue
+            body = self.instantiate(fname, f"{call}/{sub}/" if sub else f"{call}/")
+            if body is None:
+                return
+            for i, arg in enumerate(body.arg_nodes):
+                if offset + i < len(ins):
+                    g.add_edge(call, arg, key=0, kind="data", src_output=offset + i, dst_input=0,
+                               tensor=ins[offset + i], back=False)
+            if sub != "cond":
+                rewired |= self._wire_outputs(call, body, outs)
+            self.queue.extend((inner, (*stack, fname)) for inner in body.calls)
+        if rewired:
+            g.remove_edges_from([(call, v, k) for vs in outs.values() for v, k, _ in vs])
+
+    def _wire_outputs(self, call: str, body: _Body, outs: dict[int, list]) -> bool:
+        g = self.model.graph
+        for j, ret in enumerate(body.ret_nodes):
+            for v, k, d in outs.get(j, ()):
+                g.add_edge(ret, v, key=k, **{**d, "tensor": (call, j)})
+        return bool(body.ret_nodes) and bool(outs)
+
+    def run(self) -> None:
+        while self.queue and not self.exhausted:
+            call, stack = self.queue.popleft()
+            self.open_call(call, stack)
+
+
+def inline_calls(model: GraphModel, builder: _Builder, names: list[str],
+                 options: LoadOptions) -> None:
+    """Open every call among the top-level ops ``names`` (and, transitively, inside bodies)."""
+    inliner = _Inliner(model, builder, options)
+    g = model.graph
+    inliner.queue.extend(
+        (n, ()) for n in names
+        if g.nodes[n]["node_def"] is not None and call_targets(g.nodes[n]["node_def"],
+                                                               model.functions)[0]
+    )
+    inliner.run()
+
+
+def inline_library(model: GraphModel, builder: _Builder, options: LoadOptions) -> None:
+    """A GraphDef with only a function library: draw each function as a top-level group."""
+    inliner = _Inliner(model, builder, options)
+    for fname in sorted(model.functions):
+        body = inliner.instantiate(fname, f"{fname}/")
+        if body is None:
+            break
+        inliner.queue.extend((inner, (fname,)) for inner in body.calls)
+    inliner.run()

@@ -1,0 +1,401 @@
+"""The scope tree: ops grouped by name scope, function body, shared name prefix and series.
+
+An op ``a/b/c`` lives in group ``a/b``.  An op whose name is also a scope (``a/b`` beside
+``a/b/...``) stays a distinct leaf inside that group, as TensorBoard draws it.  Function bodies
+opened by :mod:`graphviz_tb.functions` become groups of kind ``function``.  Flat Keras 3 names
+(every layer directly under the model) are split into virtual ``prefix`` groups by shared name
+prefix, and runs of numbered siblings become ``series`` groups.
+
+Every edge of the op graph is aggregated exactly once, at the lowest group containing both ends,
+into an :class:`AggEdge` between two children of that group.  That is what a per-group layout
+needs: a group's own picture is its children plus the edges between them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .model import CONTROL, DATA, REF
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .model import GraphModel
+    from .options import RenderOptions
+    from .structure import Templates
+
+__all__ = ["AggEdge", "Group", "Hierarchy", "Member", "OpNode", "build_hierarchy"]
+
+#: A group with more children than this is split by shared name prefix (Keras 3 flat names).
+PREFIX_SPLIT_THRESHOLD = 12
+_NUMBERED = re.compile(r"^(.*)_(\d+)$")
+
+
+@dataclass(eq=False)
+class Member:
+    """Anything drawn: an op or a group.  ``name`` is the full name; identity is the object."""
+
+    name: str
+    parent: Group | None = field(default=None, repr=False)
+    depth: int = 0
+
+    @property
+    def label(self) -> str:
+        """The short name shown in the picture: the last scope component."""
+        base = self.parent.name if self.parent is not None and self.parent.name else ""
+        if base and self.name.startswith(base + "/"):
+            return self.name[len(base) + 1:] or self.name
+        return self.name.rsplit("/", 1)[-1] or self.name
+
+    def ancestors(self) -> Iterator[Group]:
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+
+@dataclass(eq=False)
+class OpNode(Member):
+    """One op of the model, as a leaf of the hierarchy."""
+
+    op: str = ""
+    role: str = "op"
+
+    @property
+    def is_group(self) -> bool:
+        return False
+
+
+@dataclass(eq=False)
+class AggEdge:
+    """Edges between two children of one group, counted by kind.
+
+    ``edges`` lists the model edges ``(src, dst, key)`` it stands for, so tracing and shape
+    labels can reach the real tensors; ``back`` counts edges that close cycles.
+    """
+
+    src: Member
+    dst: Member
+    counts: dict[str, int] = field(default_factory=lambda: {DATA: 0, CONTROL: 0, REF: 0})
+    back: int = 0
+    edges: list[tuple[str, str, int]] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        """The style to draw: data wins over ref, ref over control."""
+        if self.counts[DATA]:
+            return DATA
+        return REF if self.counts[REF] else CONTROL
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def merge(self, other: AggEdge) -> None:
+        for kind, n in other.counts.items():
+            self.counts[kind] += n
+        self.back += other.back
+        self.edges.extend(other.edges)
+
+
+@dataclass(eq=False)
+class Group(Member):
+    """A collapsible group: ``root``, ``scope``, ``function``, ``prefix`` or ``series``."""
+
+    kind: str = "scope"
+    children: list[Member] = field(default_factory=list, repr=False)
+    op_count: int = 0
+    function: str | None = None
+    edges: dict[tuple[Member, Member], AggEdge] = field(default_factory=dict, repr=False)
+    template: int | None = None
+
+    @property
+    def is_group(self) -> bool:
+        return True
+
+    def walk(self) -> Iterator[Member]:
+        """Every member below this group, parents before children, iteratively (deep trees)."""
+        stack: list[Member] = list(reversed(self.children))
+        while stack:
+            member = stack.pop()
+            yield member
+            if isinstance(member, Group):
+                stack.extend(reversed(member.children))
+
+
+class Hierarchy:
+    """The tree of groups over a :class:`~graphviz_tb.model.GraphModel`."""
+
+    def __init__(self, model: GraphModel) -> None:
+        self.model = model
+        self.root = Group(name="", kind="root")
+        self.groups: dict[str, Group] = {}
+        self.ops: dict[str, OpNode] = {}
+        self.templates: Templates | None = None
+
+    def lookup(self, name: str) -> Member | None:
+        """The group of that full name, else the op of that name."""
+        return self.groups.get(name) or self.ops.get(name)
+
+    def all_groups(self) -> Iterator[Group]:
+        yield self.root
+        for member in self.root.walk():
+            if isinstance(member, Group):
+                yield member
+
+    def groups_bottom_up(self) -> list[Group]:
+        """Every group, deepest first: children are decided before their parents."""
+        return sorted(self.all_groups(), key=lambda g: -g.depth)
+
+
+def _components(name: str) -> list[str]:
+    parts = [p for p in name.split("/") if p]
+    return parts or [name]
+
+
+def _ensure_group(h: Hierarchy, parts: list[str]) -> Group:
+    """The group for a scope path, creating it and its ancestors (iteratively)."""
+    node = h.root
+    path = ""
+    for part in parts:
+        path = f"{path}/{part}" if path else part
+        child = h.groups.get(path)
+        if child is None:
+            child = Group(name=path, parent=node, depth=node.depth + 1)
+            h.groups[path] = child
+            node.children.append(child)
+        node = child
+    return node
+
+
+def _build_scopes(h: Hierarchy) -> None:
+    g = h.model.graph
+    placed: list[tuple[OpNode, list[str]]] = []
+    for name, data in g.nodes(data=True):
+        parts = _components(name)
+        parent = _ensure_group(h, parts[:-1])
+        op = OpNode(name=name, parent=parent, depth=parent.depth + 1, op=data["op"],
+                    role=data["role"])
+        h.ops[name] = op
+        placed.append((op, parts))
+    for op, parts in placed:
+        # An op whose name is also a scope becomes a leaf inside that scope.
+        home = h.groups.get("/".join(parts))
+        if home is not None and home is not op.parent:
+            op.parent, op.depth = home, home.depth + 1
+        op.parent.children.append(op)
+    for prefix, fname in h.model.function_groups.items():
+        group = h.groups.get("/".join(_components(prefix)))
+        if group is not None:
+            group.kind, group.function = "function", fname
+    for name, data in g.nodes(data=True):
+        calls = data.get("calls")
+        group = h.groups.get("/".join(_components(name))) if calls else None
+        if group is not None and group.kind != "function":
+            group.kind, group.function = "function", ", ".join(dict.fromkeys(calls))
+
+
+def _sort_children(h: Hierarchy) -> None:
+    """Deterministic child order: groups first, then ops, each by name."""
+    for group in h.all_groups():
+        group.children.sort(key=lambda m: (not isinstance(m, Group), m.name))
+
+
+def _reparent(members: list[Member], new: Group) -> None:
+    for m in members:
+        m.parent = new
+    new.children = list(members)
+    _fix_depths(new)
+
+
+def _fix_depths(group: Group) -> None:
+    for m in group.walk():
+        if m.parent is not None:
+            m.depth = m.parent.depth + 1
+
+
+def _first_token(label: str, prefix: str) -> str | None:
+    rest = label[len(prefix):] if label.startswith(prefix) else None
+    if not rest or "_" not in rest:
+        return None
+    return prefix + rest.split("_", 1)[0]
+
+
+def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:
+    """Form virtual groups of children sharing a name prefix, level by level (iteratively)."""
+    work = [(group, prefix)]
+    while work:
+        grp, pre = work.pop()
+        if len(grp.children) <= PREFIX_SPLIT_THRESHOLD:
+            continue
+        base = grp.name if grp.kind != "prefix" else grp.parent.name  # type: ignore[union-attr]
+        taken = {m.label for m in grp.children}
+        buckets: dict[str, list[Member]] = defaultdict(list)
+        for m in grp.children:
+            key = _first_token(m.label, pre)
+            if key is not None:
+                buckets[key].append(m)
+        keys = [k for k, ms in buckets.items() if len(ms) >= 2 and k not in taken]
+        if len(keys) == 1 and len(buckets[keys[0]]) == len(grp.children):
+            work.append((grp, keys[0] + "_"))  # all share it: look one token further
+            continue
+        if not keys:
+            continue
+        keep = [m for m in grp.children if not any(m in buckets[k] for k in keys)]
+        new_groups = []
+        for key in sorted(keys):
+            full = f"{base}/{key}" if base else key
+            if full in h.groups or full in h.ops:
+                keep.extend(buckets[key])
+                continue
+            virt = Group(name=full, parent=grp, depth=grp.depth + 1, kind="prefix")
+            _reparent(buckets[key], virt)
+            h.groups[full] = virt
+            new_groups.append(virt)
+            work.append((virt, key + "_"))
+        grp.children = new_groups + keep
+
+
+def _prefix_groups(h: Hierarchy) -> None:
+    for group in list(h.all_groups()):
+        if group.kind != "prefix" and len(group.children) > PREFIX_SPLIT_THRESHOLD:
+            _split_by_prefix(h, group)
+
+
+def _numbered(label: str) -> tuple[str, int]:
+    m = _NUMBERED.match(label)
+    return (m.group(1), int(m.group(2))) if m else (label, 0)
+
+
+def _runs(numbers: list[tuple[int, Member]], minimum: int) -> list[list[tuple[int, Member]]]:
+    """Split sorted (number, member) pairs into runs of consecutive numbers, long enough."""
+    runs: list[list[tuple[int, Member]]] = []
+    current: list[tuple[int, Member]] = []
+    for n, m in numbers:
+        if current and n != current[-1][0] + 1:
+            runs.append(current)
+            current = []
+        current.append((n, m))
+    runs.append(current)
+    return [r for r in runs if len(r) >= minimum]
+
+
+def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum: int) -> bool:
+    made = False
+    for (base, _), members in sorted(clusters.items(), key=lambda kv: str(kv[0])):
+        numbered = sorted(((_numbered(m.label)[1], m) for m in members), key=lambda t: t[0])
+        if len({n for n, _ in numbered}) != len(numbered):
+            continue
+        for run in _runs(numbered, minimum):
+            lo, hi = run[0][0], run[-1][0]
+            full = f"{parent.name}/{base}_[{lo}-{hi}]" if parent.name else f"{base}_[{lo}-{hi}]"
+            if full in h.groups:
+                continue
+            series = Group(name=full, parent=parent, depth=parent.depth + 1, kind="series")
+            ms = [m for _, m in run]
+            gone = set(ms)
+            parent.children = [c for c in parent.children if c not in gone]
+            _reparent(ms, series)
+            parent.children.append(series)
+            h.groups[full] = series
+            made = True
+    return made
+
+
+def _op_series(h: Hierarchy, minimum: int) -> None:
+    for group in list(h.all_groups()):
+        clusters: dict[tuple[str, str], list[Member]] = defaultdict(list)
+        for m in group.children:
+            if isinstance(m, OpNode) and m.role == "op":
+                base, _ = _numbered(m.label)
+                clusters[(base, m.op)].append(m)
+        candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
+        if candidates:
+            _make_series(h, group, candidates, minimum)
+
+
+def _scope_series(h: Hierarchy, minimum: int) -> list[Group]:
+    """Series of sibling groups with numbered names and the same structural template."""
+    touched = []
+    for group in list(h.all_groups()):
+        clusters: dict[tuple[str, int], list[Member]] = defaultdict(list)
+        for m in group.children:
+            if isinstance(m, Group) and m.kind != "series" and m.template is not None:
+                base, _ = _numbered(m.label)
+                clusters[(base, m.template)].append(m)
+        candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
+        if candidates and _make_series(h, group, candidates, minimum):
+            touched.append(group)
+    return touched
+
+
+def _lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
+    """The two children of the lowest common group of ``a`` and ``b``."""
+    while a.depth > b.depth:
+        a = a.parent  # type: ignore[assignment]
+    while b.depth > a.depth:
+        b = b.parent  # type: ignore[assignment]
+    while a.parent is not b.parent:
+        a, b = a.parent, b.parent  # type: ignore[assignment]
+    return a, b
+
+
+def aggregate_edges(h: Hierarchy) -> None:
+    """Attach every model edge to its lowest common group (see module docstring)."""
+    for group in h.all_groups():
+        group.edges = {}
+    ops = h.ops
+    for u, v, k, d in h.model.graph.edges(keys=True, data=True):
+        a, b = (ops[u], ops[u]) if u == v else _lowest_children(ops[u], ops[v])
+        owner = a.parent
+        agg = owner.edges.get((a, b))  # type: ignore[union-attr]
+        if agg is None:
+            agg = owner.edges[(a, b)] = AggEdge(a, b)  # type: ignore[union-attr]
+        agg.counts[d["kind"]] += 1
+        agg.back += d["back"]
+        agg.edges.append((u, v, k))
+
+
+def _count_ops(h: Hierarchy) -> None:
+    for group in h.groups_bottom_up():
+        group.op_count = sum(
+            c.op_count if isinstance(c, Group) else (c.role == "op") for c in group.children
+        )
+
+
+def build_hierarchy(
+    model: GraphModel, options: RenderOptions | None = None, *, structure: bool = True
+) -> Hierarchy:
+    """Group the model's ops into scopes, function bodies, prefix groups and series.
+
+    Structural templates (:mod:`graphviz_tb.structure`) are assigned here too, because scope
+    series need them: ``layer_1 ... layer_12`` form a series only if they share a template.
+    ``structure=False`` skips templates and series (``tbgraph info`` needs only the scopes).
+    """
+    from .options import RenderOptions
+    from .structure import assign_templates
+
+    options = options or RenderOptions()
+    h = Hierarchy(model)
+    _build_scopes(h)
+    if options.prefix_groups:
+        _prefix_groups(h)
+    if options.series and structure:
+        _op_series(h, options.series_min)
+    _fix_depths(h.root)
+    _sort_children(h)
+    aggregate_edges(h)
+    _count_ops(h)
+    if not structure:
+        return h
+    assign_templates(h)
+    if options.series and _scope_series(h, options.series_min):
+        _fix_depths(h.root)
+        _sort_children(h)
+        aggregate_edges(h)
+        _count_ops(h)
+        assign_templates(h)
+    return h

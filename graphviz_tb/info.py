@@ -1,0 +1,81 @@
+"""``tbgraph info``: what an input holds, counted exactly, as text or JSON.
+
+Counts are of NodeDefs as stored (top level apart from function bodies), so they match what
+TensorFlow reports with ``len(graph_def.node)``; nothing here needs layout or structure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import Graph
+
+__all__ = ["format_info", "graph_info"]
+
+_TOP = 10
+
+
+def graph_info(graph: Graph) -> dict[str, Any]:
+    """A JSON-ready summary of the discovery and of the selected graph."""
+    model, discovery = graph.model, graph.discovery
+    h = graph.scopes()
+    top_level = [n for n, d in model.graph.nodes(data=True)
+                 if d["role"] == "op" and d.get("function") is None]
+    ops = Counter(model.graph.nodes[n]["op"] for n in top_level)
+    groups = [m for m in h.root.children if m.is_group]
+    groups.sort(key=lambda g: (-g.op_count, g.name))
+    return {
+        "path": discovery.path,
+        "source_kind": discovery.source_kind,
+        "graphs": [
+            {"index": i, "name": s.name, "kind": s.kind, "origin": s.origin, "run": s.run,
+             "tag": s.tag, "step": s.step, "nodes": graph.count_nodes(i)}
+            for i, s in enumerate(discovery.graphs)
+        ],
+        "selected": graph.index,
+        "kind": model.kind,
+        "nodes": model.top_level_nodes,
+        "functions": len(model.functions),
+        "function_nodes": model.function_nodes,
+        "edges": model.edge_counts(),
+        "missing_nodes": sum(1 for _, r in model.graph.nodes(data="role") if r == "missing"),
+        "op_types": [{"op": op, "count": n} for op, n in
+                     sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP]],
+        "groups": [{"name": g.name, "kind": g.kind, "ops": g.op_count} for g in groups[:_TOP]],
+        "top_level_groups": len(groups),
+        "inputs": [s.__dict__ for s in model.inputs],
+        "outputs": [s.__dict__ for s in model.outputs],
+        "warnings": [*discovery.warnings, *model.warnings.lines()],
+    }
+
+
+def format_info(info: dict[str, Any]) -> str:
+    """The summary as the terminal text of ``tbgraph info``."""
+    lines = [f"{info['path']}: {info['source_kind']}"]
+    if len(info["graphs"]) > 1:
+        lines.append(f"graphs found: {len(info['graphs'])} (choose with --graph N, --run, --tag)")
+        for g in info["graphs"]:
+            mark = "*" if g["index"] == info["selected"] else " "
+            lines.append(f" {mark} [{g['index']}] {g['name']}  ({g['kind']}, {g['nodes']:,} nodes)")
+    kind = "layers" if info["kind"] == "conceptual" else "ops"
+    lines.append(f"{kind}: {info['nodes']:,}")
+    if info["functions"]:
+        lines.append(f"functions: {info['functions']:,} ({info['function_nodes']:,} ops inside)")
+    e = info["edges"]
+    lines.append(f"edges: {e['data']:,} data, {e['control']:,} control, {e['ref']:,} reference")
+    if info["missing_nodes"]:
+        lines.append(f"missing nodes: {info['missing_nodes']:,}")
+    for label, key in (("inputs", "inputs"), ("outputs", "outputs")):
+        if info[key]:
+            lines.append(f"{label}: " + ", ".join(f"{s['name']}={s['tensor']}" for s in info[key]))
+    if info["op_types"]:
+        lines.append("top op types: " + ", ".join(f"{t['op']} ({t['count']:,})"
+                                                  for t in info["op_types"]))
+    if info["groups"]:
+        lines.append(f"top-level groups ({info['top_level_groups']:,}): " + ", ".join(
+            f"{g['name']} ({g['ops']:,})" for g in info["groups"]))
+    for w in info["warnings"]:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)

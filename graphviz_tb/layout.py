@@ -1,0 +1,393 @@
+"""Per-group Graphviz layout, composed into one scene.
+
+Graphviz on a flat graph of tens of thousands of nodes takes minutes to hours, so it never sees
+one.  Each expanded group is laid out on its own by ``dot``, with its children as boxes of known
+size (an expanded child is a box as big as its own layout), and the results are composed by
+translation, deepest groups first.  Edges between children of a group are routed by that group's
+layout; an edge to an expanded group ends at the group's border.
+
+Many small layouts go to ``dot`` in one process (it reads several graphs from one input), the
+batches run on all cores, and every group layout is cached by the text of its DOT, so repeated
+renders and identical blocks cost nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import subprocess
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .errors import ExecutableNotFound, GraphvizTbError
+from .hierarchy import AggEdge, Group, Member, OpNode
+from .model import CONTROL, DATA, REF
+from .shapes import format_shape, tensor_bytes
+
+if TYPE_CHECKING:
+    from .hierarchy import Hierarchy
+    from .options import RenderOptions
+
+__all__ = ["Box", "Scene", "Wire", "compute_layout", "edge_label", "expanded_groups"]
+
+#: Points per inch (Graphviz sizes are in inches, positions in points).
+PT = 72.0
+PAD = 10.0  # inside an expanded group's border
+LABEL_H = 20.0  # room for an expanded group's title
+_BATCH = 64  # group layouts per dot process
+_CHAR = 0.58  # average glyph width / font size for Helvetica-ish fonts
+
+_cache: dict[str, dict] = {}
+
+
+@dataclass
+class Box:
+    """A drawn member: position of its centre and size, in points (y grows upwards, as in DOT)."""
+
+    member: Member
+    x: float
+    y: float
+    w: float
+    h: float
+    expanded: bool = False
+    lines: tuple[str, ...] = ()
+
+
+@dataclass
+class Wire:
+    """A drawn aggregated edge: a B-spline as DOT writes it (``e,x,y`` arrow tip then points)."""
+
+    agg: AggEdge
+    points: list[tuple[float, float]]
+    arrow: tuple[float, float] | None
+    label: str = ""
+    label_pos: tuple[float, float] | None = None
+    width: float = 1.0
+
+
+@dataclass
+class Scene:
+    """Everything to draw, in absolute coordinates; ``boxes`` parents before children."""
+
+    boxes: list[Box] = field(default_factory=list)
+    wires: list[Wire] = field(default_factory=list)
+    width: float = 0.0
+    height: float = 0.0
+    expanded: frozenset[Group] = frozenset()
+
+
+# --------------------------------------------------------------------------- which groups open
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None
+                    ) -> frozenset[Group]:
+    """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
+    their ancestors), all with ``expand_all``, minus those matching ``collapse``."""
+    opened: set[Group] = {h.root}
+    for group in h.all_groups():
+        if group is h.root:
+            continue
+        if options.expand_all or group.depth < options.depth:
+            opened.add(group)
+        elif options.expand and _matches(group.name, options.expand):
+            opened.add(group)
+            opened.update(group.ancestors())
+    if focus_ops:
+        for name in focus_ops:
+            opened.update(h.ops[name].ancestors())
+    if options.collapse:
+        opened = {g for g in opened if g is h.root or not _matches(g.name, options.collapse)}
+    # A group is visible only if all its ancestors are open.
+    return frozenset(g for g in opened if all(a in opened for a in g.ancestors()))
+
+
+# --------------------------------------------------------------------------- sizes and labels
+
+
+def _text_width(text: str, size: float) -> float:
+    return len(text) * size * _CHAR
+
+
+def _is_const(m: OpNode) -> bool:
+    return m.op in ("Const", "HostConst")
+
+
+def _leaf_size(m: Member) -> tuple[float, float, tuple[str, ...]]:
+    """Size in points and label lines of a collapsed member."""
+    if isinstance(m, OpNode):
+        if _is_const(m):
+            lines: tuple[str, ...] = (m.label,)
+            return max(36.0, _text_width(m.label, 8) + 14), 20.0, lines
+        lines = (m.label, m.op) if m.op != m.label else (m.label,)
+        w = max(_text_width(lines[0], 10), _text_width(m.op, 8)) * 1.15 + 24
+        return max(54.0, w), 36.0 if len(lines) == 2 else 28.0, lines
+    assert isinstance(m, Group)
+    lines = (m.label, _group_caption(m))
+    w = max(_text_width(lines[0], 10), _text_width(lines[1], 8)) + 24
+    return max(64.0, w), 40.0, lines
+
+
+def _group_caption(g: Group) -> str:
+    ops = f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
+    if g.kind == "series":
+        kinds = {c.op for c in g.children if isinstance(c, OpNode)}
+        each = f" × {next(iter(kinds))}" if len(kinds) == 1 else ""
+        return f"{len(g.children)}{each} · {ops}" if each else f"{len(g.children)} blocks · {ops}"
+    if g.kind == "function" and g.function:
+        return f"ƒ {g.function} · {ops}"
+    return ops
+
+
+def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False) -> str:
+    """``?×784`` for one tensor, ``3 tensors`` for several, nothing for control-only edges."""
+    carried = agg.counts[DATA] + agg.counts[REF]
+    if carried == 0:
+        return ""
+    if carried > 1:
+        return f"{carried} tensors"
+    model = h.model
+    for u, v, k in agg.edges:
+        if model.graph.edges[u, v, k]["kind"] != CONTROL:
+            return format_shape(model.edge_tensor(u, v, k), dtype=dtypes)
+    return ""
+
+
+def _edge_width(h: Hierarchy, agg: AggEdge) -> float:
+    model = h.model
+    total = 0
+    for u, v, k in agg.edges[:64]:
+        if model.graph.edges[u, v, k]["kind"] != CONTROL:
+            total += tensor_bytes(model.edge_tensor(u, v, k))
+    if total <= 0:
+        return 1.0
+    return round(min(5.0, 1.0 + math.log10(max(total, 1)) / 2.0), 2)
+
+
+# --------------------------------------------------------------------------- per-group DOT
+
+
+def _q(text: str) -> str:
+    """A DOT quoted string (used for edge labels, which carry shapes we format ourselves)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _group_dot(
+    children: list[Member], sizes: dict[Member, tuple[float, float]],
+    edges: list[tuple[AggEdge, str]], rankdir: str,
+) -> str:
+    index = {m: i for i, m in enumerate(children)}
+    out = [
+        "digraph G {",
+        f"graph [rankdir={rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];",
+        "node [fixedsize=true, label=\"\", shape=box];",
+        "edge [fontname=Helvetica, fontsize=8];",
+    ]
+    for m in children:
+        w, hgt = sizes[m]
+        out.append(f"n{index[m]} [width={w / PT:.3f}, height={hgt / PT:.3f}];")
+    for agg, label in edges:
+        attrs = []
+        if label:
+            attrs.append(f"label={_q(label)}")
+        if agg.back and agg.back == agg.total:
+            attrs.append("constraint=false")
+        if agg.kind == CONTROL:
+            attrs.append("weight=0")
+        tail = f"n{index[agg.src]}"
+        head = f"n{index[agg.dst]}"
+        out.append(f"{tail} -> {head} [{', '.join(attrs)}];")
+    out.append("}")
+    return "\n".join(out)
+
+
+def _run_dot(sources: list[str]) -> list[dict]:
+    """Lay out several graphs in one ``dot`` process; returns their ``-Tjson0`` objects."""
+    try:
+        proc = subprocess.run(
+            ["dot", "-Tjson0"], input="\n".join(sources).encode("utf-8"),
+            capture_output=True, check=False,
+        )
+    except FileNotFoundError:
+        raise ExecutableNotFound() from None
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GraphvizTbError(f"Graphviz dot failed: {message[-1] if message else 'no output'}")
+    text = proc.stdout.decode("utf-8")
+    decoder = json.JSONDecoder()
+    results, pos = [], 0
+    while len(results) < len(sources):
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        obj, pos = decoder.raw_decode(text, pos)
+        results.append(obj)
+    return results
+
+
+def _layout_all(sources: list[str], progress: Callable[[int], None] | None) -> list[dict]:
+    """Lay out many group graphs: cached ones free, the rest batched over all cores."""
+    todo = sorted({s for s in sources if s not in _cache}, key=len)
+    batches = [todo[i:i + _BATCH] for i in range(0, len(todo), _BATCH)]
+    if batches:
+        workers = max(1, min(len(batches), os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for batch, results in zip(batches, pool.map(_run_dot, batches), strict=True):
+                for src, res in zip(batch, results, strict=True):
+                    _cache[src] = res
+                if progress:
+                    progress(len(batch))
+    return [_cache[s] for s in sources]
+
+
+def _floats(text: str) -> list[float]:
+    return [float(v) for v in text.split(",")]
+
+
+def _parse_spline(pos: str) -> tuple[list[tuple[float, float]], tuple[float, float] | None]:
+    points: list[tuple[float, float]] = []
+    arrow = None
+    for token in pos.split():
+        if token.startswith("e,"):
+            x, y = _floats(token[2:])
+            arrow = (x, y)
+        elif token.startswith("s,"):
+            continue
+        else:
+            x, y = _floats(token)
+            points.append((x, y))
+    return points, arrow
+
+
+# --------------------------------------------------------------------------- composition
+
+
+@dataclass
+class _Local:
+    """One group's own layout, relative to its content's lower-left corner."""
+
+    width: float
+    height: float
+    pos: dict[Member, tuple[float, float]]
+    wires: list[Wire]
+
+
+def _visible_children(group: Group, keep: set[Member] | None) -> list[Member]:
+    if keep is None:
+        return list(group.children)
+    return [c for c in group.children if c in keep]
+
+
+def compute_layout(
+    h: Hierarchy,
+    options: RenderOptions,
+    *,
+    expanded: frozenset[Group] | None = None,
+    keep: set[Member] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Scene:
+    """Lay out the visible part of the hierarchy.
+
+    Parameters
+    ----------
+    expanded:
+        Groups drawn open (default: :func:`expanded_groups` for ``options``).
+    keep:
+        When set, only these members are drawn (``--focus``).
+    progress:
+        Called with the number of group layouts finished, for progress bars.
+    """
+    expanded = expanded if expanded is not None else expanded_groups(h, options)
+    order = sorted(expanded, key=lambda g: -g.depth)  # deepest first
+    sizes: dict[Member, tuple[float, float]] = {}
+    lines: dict[Member, tuple[str, ...]] = {}
+    locals_: dict[Group, _Local] = {}
+    # Children of one depth can be laid out together; each depth waits for the deeper ones.
+    by_depth: dict[int, list[Group]] = {}
+    for g in order:
+        by_depth.setdefault(g.depth, []).append(g)
+    for depth in sorted(by_depth, reverse=True):
+        groups = sorted(by_depth[depth], key=lambda g: g.name)
+        jobs = []
+        for g in groups:
+            children = _visible_children(g, keep)
+            for c in children:
+                if c not in sizes:
+                    if c in expanded:
+                        loc = locals_[c]  # type: ignore[index]
+                        sizes[c] = (max(loc.width + 2 * PAD, _leaf_size(c)[0]),
+                                    loc.height + 2 * PAD + LABEL_H)
+                        lines[c] = (c.label,)
+                    else:
+                        w, hh, ls = _leaf_size(c)
+                        sizes[c], lines[c] = (w, hh), ls
+            shown = set(children)
+            edges = [
+                (agg, edge_label(h, agg, dtypes=options.dtypes) if options.shapes else "")
+                for (a, b), agg in sorted(g.edges.items(), key=lambda kv: (kv[0][0].name,
+                                                                           kv[0][1].name))
+                if a in shown and b in shown
+            ]
+            jobs.append((g, children, edges, _group_dot(children, sizes, edges, options.rankdir)))
+        results = _layout_all([j[3] for j in jobs], progress)
+        for (g, children, edges, _), res in zip(jobs, results, strict=True):
+            locals_[g] = _read_local(h, res, children, edges)
+    return _compose(h, locals_, sizes, lines, expanded)
+
+
+def _read_local(h: Hierarchy, res: dict, children: list[Member],
+                edges: list[tuple[AggEdge, str]]) -> _Local:
+    bb = _floats(res.get("bb", "0,0,0,0"))
+    pos: dict[Member, tuple[float, float]] = {}
+    for obj in res.get("objects", []):
+        name = obj.get("name", "")
+        if name.startswith("n") and "pos" in obj:
+            x, y = _floats(obj["pos"])
+            pos[children[int(name[1:])]] = (x - bb[0], y - bb[1])
+    wires = []
+    for e, (agg, label) in zip(res.get("edges", []), edges, strict=True):
+        points, arrow = _parse_spline(e.get("pos", ""))
+        shift = [(x - bb[0], y - bb[1]) for x, y in points]
+        tip = (arrow[0] - bb[0], arrow[1] - bb[1]) if arrow else None
+        lp = None
+        if "lp" in e:
+            lx, ly = _floats(e["lp"])
+            lp = (lx - bb[0], ly - bb[1])
+        wires.append(Wire(agg, shift, tip, label, lp, _edge_width(h, agg)))
+    return _Local(bb[2] - bb[0], bb[3] - bb[1], pos, wires)
+
+
+def _compose(h: Hierarchy, locals_: dict[Group, _Local], sizes: dict[Member, tuple[float, float]],
+             lines: dict[Member, tuple[str, ...]], expanded: frozenset[Group]) -> Scene:
+    root = locals_[h.root]
+    scene = Scene(width=root.width, height=root.height, expanded=expanded)
+    stack: list[tuple[Group, float, float]] = [(h.root, 0.0, 0.0)]
+    while stack:
+        group, ox, oy = stack.pop()
+        loc = locals_[group]
+        for wire in loc.wires:
+            scene.wires.append(Wire(
+                wire.agg, [(x + ox, y + oy) for x, y in wire.points],
+                (wire.arrow[0] + ox, wire.arrow[1] + oy) if wire.arrow else None,
+                wire.label,
+                (wire.label_pos[0] + ox, wire.label_pos[1] + oy) if wire.label_pos else None,
+                wire.width,
+            ))
+        for child, (x, y) in sorted(loc.pos.items(), key=lambda kv: kv[0].name):
+            w, hh = sizes[child]
+            ax, ay = x + ox, y + oy
+            is_open = child in expanded
+            scene.boxes.append(Box(child, ax, ay, w, hh, is_open, lines[child]))
+            if is_open:
+                inner = locals_[child]  # type: ignore[index]
+                # Content sits centred horizontally, PAD above the bottom border.
+                cx = ax - inner.width / 2
+                cy = ay - hh / 2 + PAD
+                stack.append((child, cx, cy))  # type: ignore[arg-type]
+    return scene

@@ -1,0 +1,388 @@
+"""The op graph: one networkx node per op, one edge per input slot, typed and shaped.
+
+This is the value every later stage reads.  It keeps what TensorBoard throws away:
+
+* every input slot is its own edge (a ``MultiDiGraph`` keyed by the destination's input index),
+  so ``x:0`` and ``x:1`` feeding one op stay two edges (TensorBoard issue #6430);
+* edges are typed ``data``, ``control`` (``^x``) or ``ref`` (an input mutated in place);
+* TF1 while loops stay cyclic; their back edges are marked (``back=True``) so layout and
+  tracing can treat the rest as a DAG;
+* function calls (``StatefulPartitionedCall``, ``While``, ``If``, ``Case`` ...) keep their call
+  op and gain the function body under the call's name, wired argument by argument
+  (see :mod:`graphviz_tb.functions`).
+
+Bad wiring never raises: an input naming no op becomes a ``missing`` node, and duplicate names,
+self-loops and malformed input strings become warnings.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from .attrs import decode_attrs
+from .errors import NoGraphError
+from .options import LoadOptions
+from .shapes import TensorInfo, node_outputs
+
+if TYPE_CHECKING:
+    from .readers.base import GraphSource, TensorSpec
+
+__all__ = [
+    "CONTROL",
+    "DATA",
+    "REF",
+    "GraphModel",
+    "InputRef",
+    "Warnings",
+    "build_model",
+    "parse_input",
+]
+
+DATA = "data"
+CONTROL = "control"
+REF = "ref"
+
+#: Ops whose output is a variable (a TF1 ref or a TF2 resource handle).
+_VARIABLE_OPS = frozenset(
+    {"VariableV2", "Variable", "TemporaryVariable", "VarHandleOp", "RefIdentity", "RefEnter",
+     "RefSwitch", "RefMerge", "RefNextIteration", "RefExit"}
+)
+#: Op-name prefixes of ops that mutate an input in place.
+_MUTATING_PREFIXES = (
+    "Assign", "Scatter", "Apply", "ResourceApply", "ResourceScatter", "ResourceSparseApply",
+    "SparseApply", "CountUpTo", "ResourceCountUpTo", "DestroyTemporaryVariable",
+)
+_BACK_EDGE_SOURCES = frozenset({"NextIteration", "RefNextIteration"})
+
+
+@dataclass
+class Warnings:
+    """Collects warnings by category, so 10,000 dangling inputs make one readable line each kind.
+
+    The first few examples of each category are kept verbatim; the rest are counted.
+    """
+
+    per_category: int = 5
+    _items: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def add(self, category: str, message: str) -> None:
+        self._counts[category] += 1
+        if len(self._items[category]) < self.per_category:
+            self._items[category].append(message)
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for category, items in self._items.items():
+            out.extend(items)
+            extra = self._counts[category] - len(items)
+            if extra > 0:
+                out.append(f"... and {extra:,} more: {category}")
+        return out
+
+    def __len__(self) -> int:
+        return sum(self._counts.values())
+
+
+@dataclass(frozen=True)
+class InputRef:
+    """One parsed NodeDef input string.
+
+    ``"x"`` -> (x, 0); ``"x:2"`` -> (x, 2); ``"^x"`` -> control; inside function bodies
+    ``"x:out:1"`` names output arg ``out`` of node ``x``.  ``error`` is set when the string is
+    malformed (``x:-1``, ``x:abc``, empty); ``node`` is then the best guess or ``""``.
+    """
+
+    node: str
+    index: int = 0
+    control: bool = False
+    arg: str | None = None
+    error: str | None = None
+
+
+def parse_input(text: str) -> InputRef:
+    """Parse one NodeDef input string (see :class:`InputRef`)."""
+    if not text:
+        return InputRef("", error="empty input string")
+    if text[0] == "^":
+        return InputRef(text[1:], control=True, error=None if len(text) > 1 else "empty input")
+    parts = text.split(":")
+    if len(parts) == 1:
+        return InputRef(text)
+    if len(parts) == 2:
+        name, index = parts
+        if index.isdigit():
+            return InputRef(name, int(index))
+        return InputRef(name, 0, error=f"bad output index {index!r}")
+    name, arg, index = parts[0], ":".join(parts[1:-1]), parts[-1]
+    if index.isdigit():
+        return InputRef(name, int(index), arg=arg)
+    return InputRef(name, 0, arg=arg, error=f"bad output index {index!r}")
+
+
+def is_ref_edge(src_op: str, dst_op: str) -> bool:
+    """An edge is a reference edge when it hands a variable to an op that mutates it."""
+    return src_op in _VARIABLE_OPS and dst_op.startswith(_MUTATING_PREFIXES)
+
+
+class GraphModel:
+    """An op graph ready for the hierarchy: a ``networkx.MultiDiGraph`` plus lookups.
+
+    Node data: ``op``, ``device``, ``node_def`` (the NodeDef, or None for synthetic nodes),
+    ``role`` (``op``, ``missing``, ``arg``, ``retval``), ``calls`` (function names opened under
+    this op), ``function`` (the function whose body holds the node), ``recursion_cut``.
+
+    Edge data (key = destination input slot): ``kind``, ``src_output``, ``dst_input``,
+    ``tensor`` (producer, output index) whose shape the edge carries, ``back``.
+    """
+
+    def __init__(self, graph: nx.MultiDiGraph, *, kind: str = "op") -> None:
+        self.graph = graph
+        self.kind = kind
+        self.source: GraphSource | None = None
+        self.warnings = Warnings()
+        self.functions: dict[str, Any] = {}
+        self.top_level_nodes = 0
+        self.function_nodes = 0
+        self.inputs: tuple[TensorSpec, ...] = ()
+        self.outputs: tuple[TensorSpec, ...] = ()
+        #: Group name -> function name, for every function body opened under a call.
+        self.function_groups: dict[str, str] = {}
+        self._attrs: dict[str, dict[str, Any]] = {}
+        self._outputs: dict[str, list[TensorInfo]] = {}
+
+    def __len__(self) -> int:
+        return self.graph.number_of_nodes()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.graph
+
+    def op(self, name: str) -> str:
+        return self.graph.nodes[name]["op"]
+
+    def attrs(self, name: str) -> dict[str, Any]:
+        """Decoded attributes of an op (cached; ``_output_shapes`` left to :meth:`outputs`)."""
+        if name not in self._attrs:
+            node_def = self.graph.nodes[name].get("node_def")
+            decoded = decode_attrs(node_def.attr) if node_def is not None else {}
+            decoded.pop("_output_shapes", None)
+            self._attrs[name] = decoded
+        return self._attrs[name]
+
+    def op_outputs(self, name: str) -> list[TensorInfo]:
+        """What is known about each output of an op."""
+        cached = self._outputs.get(name)
+        if cached is None:
+            data = self.graph.nodes[name]
+            node_def = data.get("node_def")
+            if "outputs" in data:
+                cached = data["outputs"]
+            elif node_def is not None:
+                cached = node_outputs(node_def)
+            else:
+                cached = []
+            self._outputs[name] = cached
+        return cached
+
+    def set_outputs(self, name: str, outputs: list[TensorInfo]) -> None:
+        """Replace what is known of an op's outputs (TensorFlow shape inference, pinned inputs)."""
+        self._outputs[name] = outputs
+
+    def tensor(self, name: str, index: int) -> TensorInfo | None:
+        outs = self.op_outputs(name) if name in self.graph else []
+        return outs[index] if 0 <= index < len(outs) else None
+
+    def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
+        """The tensor a data edge carries (looking through a function's return node)."""
+        data = self.graph.edges[src, dst, key]
+        if data["kind"] == CONTROL:
+            return None
+        info = self.tensor(*data["tensor"])
+        if (info is None or not info.known) and self.graph.nodes[src]["role"] == "retval":
+            for _u, _, d in self.graph.in_edges(src, data=True):
+                if d["kind"] != CONTROL:
+                    return self.tensor(*d["tensor"])
+        return info
+
+    def data_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
+        for u, v, k, d in self.graph.edges(keys=True, data=True):
+            if d["kind"] != CONTROL:
+                yield u, v, k, d
+
+    def edge_counts(self) -> dict[str, int]:
+        counts = {DATA: 0, CONTROL: 0, REF: 0}
+        for _, _, kind in self.graph.edges(data="kind"):
+            counts[kind] += 1
+        return counts
+
+
+class _Builder:
+    """Adds NodeDefs to a MultiDiGraph, resolving inputs within one naming scope."""
+
+    def __init__(self, model: GraphModel, warnings: Warnings) -> None:
+        self.model = model
+        self.g = model.graph
+        self.warn = warnings
+        self.edges: list[tuple[str, str, int, dict[str, Any]]] = []
+
+    def add_node(self, name: str, node_def: Any, **extra: Any) -> str:
+        """Add one op; a duplicate name is kept under a new name, with a warning."""
+        if name in self.g:
+            base, n = name, 2
+            while f"{base} (duplicate {n})" in self.g:
+                n += 1
+            name = f"{base} (duplicate {n})"
+            self.warn.add("duplicate op names", f"duplicate op name {base!r}; kept as {name!r}")
+        self.g.add_node(
+            name,
+            op=node_def.op if node_def is not None else extra.pop("op"),
+            device=node_def.device if node_def is not None else "",
+            node_def=node_def,
+            role=extra.pop("role", "op"),
+            **extra,
+        )
+        return name
+
+    def ensure_missing(self, name: str, wanted_by: str) -> None:
+        if name not in self.g:
+            self.g.add_node(name, op="(missing)", device="", node_def=None, role="missing")
+            self.warn.add(
+                "inputs that name no op",
+                f"op {wanted_by!r} has input {name!r}, which names no op; drawn as a missing node",
+            )
+
+    def edge(self, src: str, dst: str, slot: int, ref: InputRef, out_index: int) -> None:
+        if ref.control:
+            kind = CONTROL
+        elif is_ref_edge(self.g.nodes[src]["op"], self.g.nodes[dst]["op"]):
+            kind = REF
+        else:
+            kind = DATA
+        if src == dst:
+            self.warn.add("self-loops", f"op {dst!r} takes its own output as input")
+        self.edges.append(
+            (src, dst, slot, {"kind": kind, "src_output": out_index, "dst_input": slot,
+                              "tensor": (src, out_index), "back": False})
+        )
+
+    def flush(self) -> None:
+        self.g.add_edges_from(self.edges)
+        self.edges = []
+
+
+def _wire_graph_inputs(builder: _Builder, node_defs: Iterable[tuple[str, Any]]) -> None:
+    """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
+    g = builder.g
+    for name, node_def in node_defs:
+        for slot, text in enumerate(node_def.input):
+            ref = parse_input(text)
+            if ref.arg is not None:  # "x:out:0" outside a function: take x's output 0 leniently
+                ref = InputRef(ref.node, ref.index, error=f"function-style input {text!r}")
+            if ref.error:
+                builder.warn.add("malformed inputs", f"op {name!r}: input {text!r}: {ref.error}")
+                if not ref.node:
+                    continue
+            if ref.node not in g:
+                builder.ensure_missing(ref.node, name)
+            builder.edge(ref.node, name, slot, ref, ref.index)
+
+
+def mark_back_edges(g: nx.MultiDiGraph) -> int:
+    """Mark the edges that close cycles, so the rest of the graph is a DAG.
+
+    NextIteration -> Merge edges of TF1 while loops are back edges by definition; any cycle
+    left after them (a malformed graph) is broken by an iterative, sorted DFS, deterministically.
+    Returns the number of edges marked.
+    """
+    marked = 0
+    for u, _, data in g.edges(data=True):
+        if g.nodes[u]["op"] in _BACK_EDGE_SOURCES:
+            data["back"] = True
+            marked += 1
+    state: dict[str, int] = {}  # 1 = on the DFS stack, 2 = done
+    for root in g:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(g.out_edges(root, keys=True, data=True)))]
+        while stack:
+            node, edges = stack[-1]
+            for _, v, _, data in edges:
+                if data["back"]:
+                    continue
+                seen = state.get(v)
+                if seen == 1:
+                    data["back"] = True
+                    marked += 1
+                elif seen is None:
+                    state[v] = 1
+                    stack.append((v, iter(g.out_edges(v, keys=True, data=True))))
+                    break
+            else:
+                state[node] = 2
+                stack.pop()
+    return marked
+
+
+def build_model(
+    graph_def: Any,
+    *,
+    source: GraphSource | None = None,
+    options: LoadOptions | None = None,
+    kind: str = "op",
+    where: str = "graph",
+) -> GraphModel:
+    """Turn a GraphDef into a :class:`GraphModel`.
+
+    Parameters
+    ----------
+    graph_def:
+        A ``GraphDef`` message (tensorboard's or TensorFlow's class).
+    source:
+        Where it came from, kept for ``info`` and titles.
+    options:
+        ``functions`` opens calls into their bodies; ``max_function_ops`` caps that.
+    kind:
+        ``op`` or ``conceptual`` (Keras layer graphs).
+    where:
+        Names the input in error messages.
+
+    Raises
+    ------
+    NoGraphError
+        When the GraphDef has no ops and no function library to show.
+    """
+    from .functions import inline_calls, inline_library
+
+    options = options or LoadOptions()
+    model = GraphModel(nx.MultiDiGraph(), kind=kind)
+    model.source = source
+    if source is not None:
+        model.inputs, model.outputs = source.inputs, source.outputs
+    library = graph_def.library.function if graph_def.HasField("library") else []
+    model.functions = {f.signature.name: f for f in library}
+    model.top_level_nodes = len(graph_def.node)
+    model.function_nodes = sum(len(f.node_def) for f in library)
+    if not graph_def.node and not model.functions:
+        raise NoGraphError(f"{where}: the graph holds no ops")
+
+    builder = _Builder(model, model.warnings)
+    named = [(builder.add_node(nd.name, nd), nd) for nd in graph_def.node]
+    _wire_graph_inputs(builder, named)
+    builder.flush()
+    if options.functions and model.functions:
+        if graph_def.node:
+            inline_calls(model, builder, [name for name, _ in named], options)
+        else:
+            inline_library(model, builder, options)
+    elif not graph_def.node:
+        raise NoGraphError(f"{where}: the graph holds no ops (only a function library)")
+    back = mark_back_edges(model.graph)
+    if back and not any(model.graph.nodes[n]["op"] in _BACK_EDGE_SOURCES for n in model.graph):
+        model.warnings.add("cycles", f"{back} edge(s) close cycles outside a while loop")
+    return model

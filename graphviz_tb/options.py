@@ -1,0 +1,114 @@
+"""The option types shared by the Python API and the CLI.
+
+Options travel through the pipeline as frozen dataclasses, never as globals, so a render is a
+pure function of (input, options) and its output is byte-identical for the same pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["COLOR_BY", "RANKDIRS", "LoadOptions", "RenderOptions"]
+
+RANKDIRS = ("BT", "TB", "LR", "RL")
+COLOR_BY = ("structure", "op", "device", "dtype", "none")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to find and read one graph in an input.
+
+    Attributes
+    ----------
+    run, tag:
+        In a logdir, keep only graphs of this run (subdirectory) or summary tag.
+    graph:
+        Index into the list of graphs found (as printed by ``tbgraph info``).
+    tags:
+        SavedModel / MetaGraph tag set to choose, e.g. ``("serve",)``.
+    functions:
+        Open function calls (``StatefulPartitionedCall``, ``While``, ``If`` ...) into their bodies.
+    max_function_ops:
+        Stop inlining function bodies past this many ops in total (a warning says so);
+        guards against a small function called a million times.
+    """
+
+    run: str | None = None
+    tag: str | None = None
+    graph: int | None = None
+    tags: tuple[str, ...] = ()
+    functions: bool = True
+    max_function_ops: int = 500_000
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What the picture shows and how.  Shared by ``render()``, the CLI and the Sphinx directive.
+
+    Attributes
+    ----------
+    depth:
+        Expand groups down to this depth (1 = only the top level is shown, collapsed).
+    expand, collapse:
+        Glob patterns on full group names to expand or keep collapsed; collapse wins.
+    expand_all:
+        Expand every group (large graphs then take longer to lay out).
+    focus, radius:
+        Draw only the ``radius``-neighbourhood of the op or group ``focus``.
+    color_by:
+        ``structure`` (same colour = same internal structure), ``op``, ``device``, ``dtype``
+        or ``none``.
+    series:
+        Collapse runs of numbered siblings (``add_1 ... add_9``) into one series node.
+    prefix_groups:
+        Split a flat group with many children into virtual groups by shared name prefix
+        (Keras 3 names every layer directly under the model).
+    series_min:
+        A run must be at least this long to become a series.
+    aux:
+        Move high-degree nodes (init, save, summaries ...) to a side area.
+    shapes:
+        Label data edges with their tensor shapes.
+    dtypes:
+        Add the dtype to edge labels.
+    rankdir:
+        ``BT`` puts inputs at the bottom, as TensorBoard does.
+    theme:
+        ``light`` or ``dark``.
+    title:
+        A title drawn above the graph.
+    legend:
+        Draw the legend of structural templates and edge styles.
+    """
+
+    depth: int = 1
+    expand: tuple[str, ...] = ()
+    collapse: tuple[str, ...] = ()
+    expand_all: bool = False
+    focus: str | None = None
+    radius: int = 2
+    color_by: str = "structure"
+    series: bool = True
+    prefix_groups: bool = True
+    series_min: int = 5
+    aux: bool = True
+    shapes: bool = True
+    dtypes: bool = False
+    rankdir: str = "BT"
+    theme: str = "light"
+    title: str | None = None
+    legend: bool = True
+    input_shapes: tuple[tuple[str, tuple[int | None, ...]], ...] = field(default=())
+    infer_shapes: bool = False
+
+    def __post_init__(self) -> None:
+        if self.rankdir not in RANKDIRS:
+            raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {self.rankdir!r}")
+        if self.color_by not in COLOR_BY:
+            raise ValueError(
+                f"color_by must be one of {', '.join(COLOR_BY)}, not {self.color_by!r}"
+            )
+        if self.theme not in ("light", "dark"):
+            raise ValueError(f"theme must be 'light' or 'dark', not {self.theme!r}")
+        if self.depth < 0 or self.radius < 0 or self.series_min < 2:
+            raise ValueError("depth and radius must be >= 0 and series_min >= 2")

@@ -1,0 +1,142 @@
+"""Protobuf plumbing shared by the readers: reading, parsing, and turning failures into one line.
+
+Protobuf's own errors (``DecodeError``, ``ParseError`` with its ``"3:1 : ..."`` prefix) and
+``OSError`` never reach the user raw: these helpers re-raise them as
+:class:`~graphviz_tb.errors.InputError` naming the file, and for text format its line and column
+(``graph.pbtxt:3:1: ...``) as compilers do, so editors can jump to the spot.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TypeVar
+
+from google.protobuf import text_format
+from google.protobuf.message import DecodeError, Message
+from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+from ..errors import InputError, NoGraphError
+
+__all__ = [
+    "check_has_ops",
+    "field_counts",
+    "is_plausible_graph",
+    "parse_binary",
+    "parse_text",
+    "read_bytes",
+]
+
+M = TypeVar("M", bound=Message)
+
+_POSITION_PREFIX = re.compile(r"^\d+:\d+ : ")
+_VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """Read a whole file, turning OSError into an InputError that names it."""
+    try:
+        with open(path, "rb") as stream:
+            return stream.read()
+    except IsADirectoryError:
+        raise InputError(f"{os.fspath(path)} is a directory, not a file") from None
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise InputError(f"{os.fspath(path)}: cannot read the file ({reason})") from None
+
+
+def parse_binary(cls: type[M], data: bytes, name: str, what: str) -> M:
+    """Parse binary protobuf ``data`` as ``cls``, or raise InputError naming the file."""
+    message = cls()
+    try:
+        message.ParseFromString(data)
+    except (DecodeError, RuntimeError) as exc:
+        raise InputError(
+            f"{name}: cannot decode it as a binary {what} ({exc}); the file is corrupt, cut short "
+            "or not a TensorFlow graph"
+        ) from None
+    return message
+
+
+def parse_text(cls: type[M], data: bytes, name: str) -> M:
+    """Parse protobuf text format, reporting errors as ``FILE:LINE:COL: message``.
+
+    ``#`` comments may appear anywhere (text format treats them as whitespace) and CRLF line
+    endings are accepted, both of which real TensorFlow test files contain.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{name}: not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x}), so not "
+            "protobuf text format"
+        ) from None
+    message = cls()
+    try:
+        text_format.Parse(text, message)
+    except text_format.ParseError as exc:
+        line, column = exc.GetLine(), exc.GetColumn()
+        detail = _POSITION_PREFIX.sub("", str(exc)).replace('"tensorboard.', '"')
+        where = f"{name}:{line}:{column}" if line is not None else name
+        raise InputError(f"{where}: {detail}") from None
+    return message
+
+
+def is_plausible_graph(graph: GraphDef) -> bool:
+    """Tell whether a parsed GraphDef looks real rather than bytes that happened to decode.
+
+    Protobuf decodes many byte strings without complaint, so a PNG or a MetaGraphDef can "parse"
+    as a GraphDef.  A real graph has ops or functions, and every node has a printable name and
+    an op type.
+    """
+    if not graph.node and not graph.library.function:
+        return False
+    return all(node.name and node.op and node.name.isprintable() for node in graph.node)
+
+
+def check_has_ops(graph: GraphDef, name: str) -> GraphDef:
+    """Return ``graph`` if it holds ops or functions, else raise NoGraphError naming ``name``."""
+    if not graph.node and not graph.library.function:
+        raise NoGraphError(f"{name}: the GraphDef holds no ops")
+    return graph
+
+
+def field_counts(data: bytes) -> dict[int, int]:
+    """Count the top-level fields of serialized protobuf ``data`` by field number, not parsing them.
+
+    Tells, e.g., whether a RunMetadata holds graphs without decoding megabytes of them.  Raises
+    ValueError when ``data`` is not well-formed protobuf wire format.
+    """
+    counts: dict[int, int] = {}
+    position, end = 0, len(data)
+    while position < end:
+        key, position = _varint(data, position)
+        field, wire_type = key >> 3, key & 7
+        if wire_type == _VARINT:
+            _, position = _varint(data, position)
+        elif wire_type == _FIXED64:
+            position += 8
+        elif wire_type == _LEN:
+            length, position = _varint(data, position)
+            position += length
+        elif wire_type == _FIXED32:
+            position += 4
+        else:
+            raise ValueError(f"unsupported wire type {wire_type}")
+        if field == 0 or position > end:
+            raise ValueError("malformed protobuf")
+        counts[field] = counts.get(field, 0) + 1
+    return counts
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if position >= len(data) or shift > 63:
+            raise ValueError("truncated varint")
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, position

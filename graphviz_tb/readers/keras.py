@@ -1,0 +1,94 @@
+"""Keras model files: ``.keras`` archives, legacy ``.h5`` files and ``model.to_json()`` output.
+
+All three store the model's config, which we turn into a conceptual graph (one node per layer)
+with no TensorFlow at all.  A ``.keras`` archive also offers the op graph when TensorFlow is
+installed: Keras loads the model (``safe_mode=True``, so no code from the file runs) and we trace
+its call.  That takes seconds and the weights, so it is the second choice, never the default.
+``.h5`` files get no op graph because legacy loading would deserialise ``Lambda`` code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .base import Discovery, GraphSource
+from .detect import is_keras_config
+from .keras_config import ConfigError, to_graph_def
+from .live import trace_keras_file
+
+__all__ = ["discover_archive", "discover_h5", "discover_json"]
+
+
+def discover_archive(path: str | os.PathLike[str]) -> Discovery:
+    """List the conceptual graph of a ``.keras`` archive, and its op graph if TF is installed."""
+    name = os.fspath(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            raw = archive.read("config.json")
+    except KeyError:
+        raise InputError(f"{name}: the archive has no config.json, so it is not a Keras model") \
+            from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(f"{name}: cannot read the Keras archive ({exc})") from None
+    sources = [_conceptual(_decode(raw, name), name)]
+    if importlib.util.find_spec("tensorflow") is not None:
+        sources.append(GraphSource(
+            name=f"{Path(name).name} · op graph (traced by TensorFlow)", kind="op",
+            origin="keras", load=lambda: trace_keras_file(name),
+        ))
+    return Discovery(path=name, source_kind="keras", graphs=tuple(sources))
+
+
+def discover_h5(path: str | os.PathLike[str]) -> Discovery:
+    """List the conceptual graph of a legacy Keras ``.h5`` file (needs h5py)."""
+    name = os.fspath(path)
+    try:
+        import h5py  # optional: only .h5 files need it
+    except ImportError:
+        raise InputError(f"{name}: reading Keras .h5 files needs h5py; install it with: "
+                         "pip install h5py") from None
+    try:
+        with h5py.File(path, "r") as file:
+            raw = file.attrs.get("model_config")
+    except OSError as exc:
+        raise InputError(f"{name}: cannot read the HDF5 file ({exc})") from None
+    if raw is None:
+        raise InputError(f"{name} is an HDF5 file without a Keras model config (only weights?); "
+                         "save the whole model with model.save()")
+    if isinstance(raw, str):
+        raw = raw.encode()
+    return Discovery(path=name, source_kind="keras",
+                     graphs=(_conceptual(_decode(bytes(raw), name), name),))
+
+
+def discover_json(path: str | os.PathLike[str], config: Mapping[str, Any]) -> Discovery:
+    """List the conceptual graph of a Keras config saved as JSON (already parsed by detection)."""
+    name = os.fspath(path)
+    return Discovery(path=name, source_kind="keras", graphs=(_conceptual(config, name),))
+
+
+def _decode(raw: bytes, name: str) -> Mapping[str, Any]:
+    try:
+        config = json.loads(raw)
+    except ValueError as exc:
+        raise InputError(f"{name}: the Keras model config is not valid JSON ({exc})") from None
+    if not is_keras_config(config):
+        raise InputError(f"{name}: the Keras model config has no 'class_name' and 'config'")
+    return config
+
+
+def _conceptual(config: Mapping[str, Any], name: str) -> GraphSource:
+    """Convert now, so a bad config is reported at discovery rather than at render time."""
+    try:
+        graph = to_graph_def(config)
+    except ConfigError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    return GraphSource(name=f"{Path(name).name} · conceptual", kind="conceptual",
+                       origin="keras", load=lambda: graph)

@@ -1,0 +1,82 @@
+"""Rendering: the laid-out scene as SVG, PNG, PDF, DOT or the interactive HTML viewer.
+
+:func:`render_bytes` is the one entry point; :func:`write_output` writes atomically (a temp file
+in the same directory, then a rename), so a failure never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import GraphvizTbError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..api import Graph
+    from ..options import RenderOptions
+
+__all__ = ["FORMATS", "format_for", "render_bytes", "write_output"]
+
+FORMATS = ("svg", "png", "pdf", "dot", "html")
+
+
+def format_for(path: str | os.PathLike[str] | None, fmt: str | None) -> str:
+    """The output format: ``fmt`` if given, else the extension of ``path``, else SVG."""
+    if fmt:
+        fmt = fmt.lower().lstrip(".")
+    elif path is not None:
+        fmt = Path(path).suffix.lower().lstrip(".") or "svg"
+        if fmt == "htm":
+            fmt = "html"
+        elif fmt == "gv":
+            fmt = "dot"
+    else:
+        fmt = "svg"
+    if fmt not in FORMATS:
+        raise GraphvizTbError(f"unknown output format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    return fmt
+
+
+def render_bytes(graph: Graph, fmt: str, options: RenderOptions,
+                 progress: Callable[[int, int], None] | None = None) -> bytes:
+    """Render ``graph`` in ``fmt`` with ``options``; deterministic for the same inputs."""
+    from .scene import build_scene
+
+    if fmt == "html":
+        from .html import render_html
+
+        return render_html(graph, options, progress=progress).encode("utf-8")
+    h, scene = build_scene(graph, options, progress=progress)
+    from .dot import scene_to_dot
+
+    doc = scene_to_dot(h, scene, options)
+    if fmt == "dot":
+        return doc.text.encode("utf-8")
+    from .svg import run_neato
+
+    return run_neato(doc, fmt)
+
+
+def write_output(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file beside it, fsync, rename."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise GraphvizTbError(f"{target}: the directory {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,327 @@
+"""The composed scene as one positioned DOT graph, for ``neato -n2`` and for ``.dot`` output.
+
+Every coordinate is already decided by :mod:`graphviz_tb.layout`; this module only styles:
+fills by structure template (or op, device, dtype), solid/dashed/bold edges, shape labels,
+tooltips and the legend.  Node IDs are safe generated names (``n12``); the full names, which
+come from the model file and may hold anything, only ever appear escaped, in labels and
+tooltips here and as SVG titles patched in by :mod:`graphviz_tb.render.svg`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..hierarchy import Group, Member, OpNode
+from ..layout import PT, Scene
+from ..model import CONTROL, REF
+from ..shapes import format_shape
+from ..structure import UNIQUE_COLOR, palette
+
+if TYPE_CHECKING:
+    from ..hierarchy import Hierarchy
+    from ..options import RenderOptions
+
+__all__ = ["DotDocument", "clean_text", "scene_to_dot"]
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_MAX_LABEL = 48
+
+THEMES = {
+    "light": {"bg": "#ffffff", "fg": "#222222", "line": "#555555", "op": "#ffffff",
+              "muted": "#777777", "missing": "#c62828", "legend": "#fafafa"},
+    "dark": {"bg": "#1e1f22", "fg": "#e6e6e6", "line": "#a0a0a0", "op": "#2b2d31",
+             "muted": "#9a9a9a", "missing": "#ef5350", "legend": "#26282c"},
+}
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """Model strings made safe to show: control characters replaced, newlines as ``↵``, cut."""
+    text = _CONTROL_CHARS.sub("\ufffd", text.replace("\r\n", "↵").replace("\n", "↵"))
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def _esc(text: str) -> str:
+    """A DOT quoted escString: backslashes and quotes escaped so Graphviz shows them as is."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _esc_multiline(lines: list[str]) -> str:
+    return _esc("\n".join(lines)).replace("\n", "\\n")
+
+
+def _html(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+@dataclass
+class DotDocument:
+    """The DOT text plus what the SVG post-processing needs: the full name behind each ID."""
+
+    text: str
+    titles: dict[str, str]
+    width: float
+    height: float
+
+
+class _Styler:
+    """Colours by the chosen ``color_by`` mode, each key given a stable distinct colour."""
+
+    def __init__(self, h: Hierarchy, options: RenderOptions) -> None:
+        self.h, self.options, self.theme = h, options, THEMES[options.theme]
+        self._keys: dict[str, str] = {}
+
+    def key_color(self, key: str) -> str:
+        if key not in self._keys:
+            self._keys[key] = palette(len(self._keys), self.options.theme)
+        return self._keys[key]
+
+    def prime(self, keys: list[str]) -> None:
+        """Assign colours in order of frequency so the commonest keys get the first colours."""
+        for key, _ in Counter(keys).most_common():
+            self.key_color(key)
+
+    def member_key(self, m: Member) -> str | None:
+        mode = self.options.color_by
+        model = self.h.model
+        if isinstance(m, OpNode):
+            if mode == "op":
+                return m.op
+            if mode == "device":
+                return model.graph.nodes[m.name]["device"] or "(no device)"
+            if mode == "dtype":
+                outs = model.op_outputs(m.name)
+                return (outs[0].dtype if outs else None) or "(unknown)"
+            return None
+        if mode == "device":
+            devices = Counter(model.graph.nodes[o.name]["device"] or "(no device)"
+                              for o in _sample_ops(m))
+            return devices.most_common(1)[0][0] if devices else None
+        return None
+
+    def fill(self, m: Member) -> str:
+        mode = self.options.color_by
+        if isinstance(m, Group):
+            if mode == "structure" and self.h.templates is not None:
+                return self.h.templates.color(m.template, self.options.theme)
+            key = self.member_key(m)
+            return self.key_color(key) if key else UNIQUE_COLOR[self.options.theme]
+        key = self.member_key(m) if mode not in ("structure", "none") else None
+        return self.key_color(key) if key else self.theme["op"]
+
+
+def _sample_ops(g: Group, limit: int = 200) -> list[OpNode]:
+    out: list[OpNode] = []
+    for m in g.walk():
+        if isinstance(m, OpNode):
+            out.append(m)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _tooltip(h: Hierarchy, m: Member) -> list[str]:
+    model = h.model
+    lines = [clean_text(m.name, 300)]
+    if isinstance(m, OpNode):
+        data = model.graph.nodes[m.name]
+        lines.append(f"op: {clean_text(m.op, 100)}")
+        outs = model.op_outputs(m.name)
+        shapes = [format_shape(o, dtype=True) for o in outs]
+        if any(shapes):
+            lines.append("shape: " + ", ".join(s or "?" for s in shapes))
+        if data["device"]:
+            lines.append(f"device: {clean_text(data['device'], 200)}")
+        if data.get("calls"):
+            lines.append("calls: " + ", ".join(clean_text(c, 100) for c in data["calls"]))
+        if data["role"] == "missing":
+            lines.append("missing: named as an input, but no such op exists")
+        if data.get("recursion_cut"):
+            lines.append("recursion cut here")
+        if data.get("shape_error"):
+            lines.append(f"shape error: {clean_text(data['shape_error'], 400)}")
+    else:
+        assert isinstance(m, Group)
+        lines.append(f"{m.kind}: {m.op_count:,} ops")
+        if m.function:
+            lines.append(f"function: {clean_text(m.function, 200)}")
+    return lines
+
+
+def _classes(m: Member, expanded: bool, h: Hierarchy) -> str:
+    if isinstance(m, OpNode):
+        data = h.model.graph.nodes[m.name]
+        extra = ["op"]
+        if m.op in ("Const", "HostConst"):
+            extra.append("const")
+        if "Summary" in m.op:
+            extra.append("summary")
+        if m.role != "op":
+            extra.append(m.role)
+        if data.get("shape_error"):
+            extra.append("shape-error")
+        return " ".join(extra)
+    assert isinstance(m, Group)
+    base = "series" if m.kind == "series" else "group"
+    extra = [base, m.kind] if m.kind != "series" else [base]
+    if expanded:
+        extra.append("expanded")
+    return " ".join(extra)
+
+
+def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> str:
+    """An HTML-like label: name in 10 pt, op type or caption smaller and muted."""
+    parts = [clean_text(t, _MAX_LABEL) for t in lines]
+    if expanded:
+        return f"<<B>{_html(parts[0])}</B>>"
+    head = f"<FONT POINT-SIZE=\"10\">{_html(parts[0])}</FONT>"
+    if isinstance(m, OpNode) and m.op in ("Const", "HostConst"):
+        return f"<<FONT POINT-SIZE=\"8\">{_html(parts[0])}</FONT>>"
+    if len(parts) > 1:
+        return f"<{head}<BR/><FONT POINT-SIZE=\"8\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
+    return f"<{head}>"
+
+
+def _legend(h: Hierarchy, options: RenderOptions, styler: _Styler, present: set[Group]
+            ) -> tuple[str, float, float] | None:
+    """The legend as an HTML table: structure templates (or colour keys) and edge styles."""
+    theme = THEMES[options.theme]
+    rows: list[str] = []
+    if options.color_by == "structure" and h.templates is not None:
+        shown = [t for t in h.templates.repeated
+                 if any(g.template == t for g in present)]
+        for t in shown[:12]:
+            rep = h.templates.representative(t)
+            n = len(h.templates.instances[t])
+            rows.append(_legend_row(h.templates.color(t, options.theme),
+                                    f"{clean_text(rep.label, 28)} × {n}"))
+        if len(shown) > 12:
+            rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - 12} more templates</TD></TR>")
+        rows.append(_legend_row(UNIQUE_COLOR[options.theme], "unique structure"))
+    elif options.color_by in ("op", "device", "dtype"):
+        for key, color in list(styler._keys.items())[:14]:
+            rows.append(_legend_row(color, clean_text(key, 32)))
+    rows.append("<TR><TD>──▶</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
+    rows.append("<TR><TD>╌╌▶</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
+    rows.append("<TR><TD>━━▶</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
+    title = {"structure": "same colour = same structure", "op": "colour = op type",
+             "device": "colour = device", "dtype": "colour = dtype",
+             "none": "edges"}[options.color_by]
+    table = (f"<<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"2\" CELLPADDING=\"1\">"
+             f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"
+             f"{''.join(rows)}</TABLE>>")
+    height = 16 * (len(rows) + 1) + 12
+    del theme
+    return table, 190.0, float(height)
+
+
+def _legend_row(color: str, text: str) -> str:
+    return (f"<TR><TD BGCOLOR=\"{color}\" WIDTH=\"14\" HEIGHT=\"10\"> </TD>"
+            f"<TD ALIGN=\"LEFT\">{_html(text)}</TD></TR>")
+
+
+def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocument:
+    """Write the scene as a positioned DOT document (render with ``neato -n2``)."""
+    theme = THEMES[options.theme]
+    styler = _Styler(h, options)
+    if options.color_by in ("op", "device", "dtype"):
+        styler.prime([k for b in scene.boxes if (k := styler.member_key(b.member))])
+    margin = 8.0
+    legend = _legend(h, options, styler,
+                     {b.member for b in scene.boxes if isinstance(b.member, Group)}
+                     ) if options.legend else None
+    width = scene.width + (legend[1] + 3 * margin if legend else 0)
+    title_h = 28.0 if options.title else 0.0
+    height = max(scene.height, legend[2] if legend else 0) + title_h
+    ids: dict[Member, str] = {}
+    titles: dict[str, str] = {}
+    out = [
+        "digraph tbgraph {",
+        f"graph [outputorder=nodesfirst, bgcolor=\"{theme['bg']}\", pad=0.2, "
+        f"bb=\"0,0,{width:.1f},{height:.1f}\", fontname=Helvetica];",
+        f"node [fontname=Helvetica, fontsize=10, fontcolor=\"{theme['fg']}\", "
+        f"color=\"{theme['line']}\", fixedsize=true, penwidth=1];",
+        f"edge [fontname=Helvetica, fontsize=8, fontcolor=\"{theme['muted']}\", "
+        f"color=\"{theme['line']}\", arrowsize=0.6];",
+    ]
+    for i, box in enumerate(scene.boxes):
+        m = box.member
+        node_id = f"n{i}"
+        ids[m] = node_id
+        titles[node_id] = m.name
+        fill = styler.fill(m)
+        style = ["filled"]
+        if isinstance(m, OpNode):
+            shape = "box" if m.op in ("Const", "HostConst") else "ellipse"
+            if "Summary" in m.op:
+                shape = "note"
+            if m.role in ("missing",):
+                style.append("dashed")
+            if m.op in ("Const", "HostConst"):
+                style.append("rounded")
+        else:
+            shape = "box"
+            style.append("rounded")
+            if box.expanded:
+                fill = fill + "55"
+        attrs = [
+            f"pos=\"{box.x:.2f},{box.y:.2f}!\"",
+            f"width={box.w / PT:.3f}",
+            f"height={box.h / PT:.3f}",
+            f"shape={shape}",
+            f"style=\"{','.join(style)}\"",
+            f"fillcolor=\"{fill}\"",
+            f"label={_node_label(m, box.lines, box.expanded, theme['muted'])}",
+            f"class=\"{_classes(m, box.expanded, h)}\"",
+            f"tooltip={_esc_multiline(_tooltip(h, m))}",
+            f"id=\"{node_id}\"",
+        ]
+        if box.expanded:
+            attrs.append("labelloc=t")
+        data = h.model.graph.nodes[m.name] if isinstance(m, OpNode) else None
+        if data is not None and (data["role"] == "missing" or data.get("shape_error")):
+            attrs.append(f"color=\"{theme['missing']}\"")
+            attrs.append("penwidth=2")
+        out.append(f"{node_id} [{', '.join(attrs)}];")
+    if legend:
+        table, lw, lh = legend
+        lx = scene.width + 2 * margin + lw / 2
+        ly = height - title_h - lh / 2
+        out.append(f"legend [shape=box, style=\"rounded,filled\", fillcolor=\"{theme['legend']}\", "
+                   f"color=\"{theme['line']}\", pos=\"{lx:.1f},{ly:.1f}!\", width={lw / PT:.3f}, "
+                   f"height={lh / PT:.3f}, fontsize=9, class=\"legend\", id=\"legend\", "
+                   f"label={table}];")
+        titles["legend"] = "legend"
+    if options.title:
+        out.append(f"title [shape=plaintext, fontsize=14, pos=\"{width / 2:.1f},"
+                   f"{height - title_h / 2:.1f}!\", width={width / PT:.3f}, height=0.3, "
+                   f"class=\"title\", label=<<B>{_html(clean_text(options.title, 200))}</B>>];")
+        titles["title"] = options.title
+    for j, wire in enumerate(scene.wires):
+        agg = wire.agg
+        if agg.src not in ids or agg.dst not in ids or not wire.points:
+            continue
+        kind = agg.kind
+        spline = " ".join(f"{x:.2f},{y:.2f}" for x, y in wire.points)
+        pos = (f"e,{wire.arrow[0]:.2f},{wire.arrow[1]:.2f} " if wire.arrow else "") + spline
+        style = "dashed" if kind == CONTROL else ("bold" if kind == REF else "solid")
+        attrs = [f"pos=\"{pos}\"", f"style={style}", f"class=\"{kind}"
+                 + (" back" if agg.back else "") + "\"", f"id=\"e{j}\""]
+        if kind != CONTROL:
+            attrs.append(f"penwidth={wire.width:.2f}")
+        if wire.label and wire.label_pos:
+            attrs.append(f"label={_esc(clean_text(wire.label, 40))}")
+            attrs.append(f"lp=\"{wire.label_pos[0]:.2f},{wire.label_pos[1]:.2f}\"")
+        tip = [f"{clean_text(agg.src.name, 200)} → {clean_text(agg.dst.name, 200)}"]
+        counts = ", ".join(f"{n} {k}" for k, n in agg.counts.items() if n)
+        tip.append(counts + (f" · {wire.label}" if wire.label else ""))
+        attrs.append(f"tooltip={_esc_multiline(tip)}")
+        out.append(f"{ids[agg.src]} -> {ids[agg.dst]} [{', '.join(attrs)}];")
+        titles[f"e{j}"] = f"{agg.src.name}->{agg.dst.name}"
+    out.append("}")
+    return DotDocument("\n".join(out) + "\n", titles, width, height)

@@ -1,0 +1,125 @@
+"""Structural templates: groups with the same internal structure get the same colour.
+
+Structure means op types and wiring, recursively.  Children are decided before their parents
+(TensorBoard checks parents first, so identical blocks often end up with different colours), a
+cheap signature buckets candidates, and real equality is then verified with a labelled graph
+isomorphism test, so two templates never share a colour by hash collision.  Every template with
+two or more instances gets its own colour from an open-ended golden-ratio hue sequence (not a
+cycle of 10 hues); unique structure is grey.
+"""
+
+from __future__ import annotations
+
+import colorsys
+from typing import TYPE_CHECKING
+
+import networkx as nx
+from networkx.algorithms.isomorphism import DiGraphMatcher
+
+if TYPE_CHECKING:
+    from .hierarchy import Group, Hierarchy
+
+__all__ = ["UNIQUE_COLOR", "Templates", "assign_templates", "palette"]
+
+UNIQUE_COLOR = {"light": "#dcdcdc", "dark": "#4a4a4a"}
+#: Above this many children, a group is matched by signature alone (isomorphism is costly).
+_VERIFY_LIMIT = 600
+
+
+class Templates:
+    """Template id -> its instances, with a representative name, largest templates first."""
+
+    def __init__(self, instances: dict[int, list[Group]]) -> None:
+        self.instances = instances
+        repeated = [t for t, gs in instances.items() if len(gs) >= 2]
+        repeated.sort(key=lambda t: (-instances[t][0].op_count * len(instances[t]),
+                                     instances[t][0].name))
+        #: Templates that occur at least twice, in legend order.
+        self.repeated: list[int] = repeated
+        self._rank = {t: i for i, t in enumerate(repeated)}
+
+    def color(self, template: int | None, theme: str = "light") -> str:
+        """The fill colour of a group of this template (grey when its structure is unique)."""
+        rank = self._rank.get(template) if template is not None else None
+        return UNIQUE_COLOR[theme] if rank is None else palette(rank, theme)
+
+    def representative(self, template: int) -> Group:
+        return self.instances[template][0]
+
+
+def palette(index: int, theme: str = "light") -> str:
+    """The ``index``-th distinct colour: golden-ratio hue steps, with three lightness bands so
+    neighbouring hues after many steps still differ."""
+    hue = (0.08 + index * 0.618033988749895) % 1.0
+    band = (index // 7) % 3
+    if theme == "dark":
+        light, sat = (0.34, 0.30, 0.40)[band], 0.45
+    else:
+        light, sat = (0.80, 0.72, 0.86)[band], (0.65, 0.55, 0.75)[band]
+    r, g, b = colorsys.hls_to_rgb(hue, light, sat)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
+def _child_graph(group: Group, label: dict[int, int]) -> nx.DiGraph:
+    """The group's children as a labelled digraph (edge label = kinds and multiplicity)."""
+    g = nx.DiGraph()
+    for m in group.children:
+        g.add_node(id(m), t=label[id(m)])
+    for (a, b), agg in group.edges.items():
+        g.add_edge(id(a), id(b), t=(agg.counts["data"], agg.counts["control"], agg.counts["ref"]))
+    return g
+
+
+def _same(g1: nx.DiGraph, g2: nx.DiGraph) -> bool:
+    def match(x: dict, y: dict) -> bool:
+        return x["t"] == y["t"]
+
+    return DiGraphMatcher(g1, g2, node_match=match, edge_match=match).is_isomorphic()
+
+
+def assign_templates(h: Hierarchy) -> Templates:
+    """Give every group a ``template`` id (bottom-up) and return the template table."""
+    label: dict[int, int] = {}
+    op_ids: dict[str, int] = {}
+    signatures: dict[tuple, list[tuple[int, nx.DiGraph | None]]] = {}
+    instances: dict[int, list[Group]] = {}
+    next_id = [0]
+
+    def new_id() -> int:
+        next_id[0] += 1
+        return next_id[0]
+
+    for op in h.ops.values():
+        label[id(op)] = op_ids.setdefault(op.op, -len(op_ids) - 1)
+    for group in h.groups_bottom_up():
+        children = sorted(label[id(m)] for m in group.children)
+        edges = sorted(
+            (label[id(a)], label[id(b)], agg.counts["data"], agg.counts["control"],
+             agg.counts["ref"])
+            for (a, b), agg in group.edges.items()
+        )
+        key = (group.kind == "function", group.function if group.kind == "function" else None,
+               tuple(children), tuple(edges))
+        bucket = signatures.setdefault(key, [])
+        template = None
+        if len(group.children) > _VERIFY_LIMIT:
+            template = bucket[0][0] if bucket else None
+            graph = None
+        else:
+            graph = _child_graph(group, label)
+            for tid, rep in bucket:
+                if rep is not None and _same(graph, rep):
+                    template = tid
+                    break
+        if template is None:
+            template = new_id()
+            bucket.append((template, graph))
+        group.template = template
+        label[id(group)] = template
+        instances.setdefault(template, []).append(group)
+    for gs in instances.values():
+        gs.sort(key=lambda g: g.name)
+    h.templates = Templates(instances)
+    return h.templates
+
+
