@@ -32,7 +32,19 @@ if TYPE_CHECKING:
     from .hierarchy import Hierarchy
     from .options import RenderOptions
 
-__all__ = ["Box", "Scene", "Wire", "compute_layout", "edge_label", "expanded_groups"]
+__all__ = [
+    "LABEL_H",
+    "PAD",
+    "Box",
+    "GroupLayout",
+    "Scene",
+    "Wire",
+    "compute_layout",
+    "edge_label",
+    "expanded_groups",
+    "group_dot",
+    "leaf_size",
+]
 
 #: Points per inch (Graphviz sizes are in inches, positions in points).
 PT = 72.0
@@ -78,6 +90,9 @@ class Scene:
     width: float = 0.0
     height: float = 0.0
     expanded: frozenset[Group] = frozenset()
+    #: Each open group's own layout, and the size every visible member was drawn at.
+    layouts: dict[Group, GroupLayout] = field(default_factory=dict)
+    sizes: dict[Member, tuple[float, float]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- which groups open
@@ -120,7 +135,7 @@ def _is_const(m: OpNode) -> bool:
     return m.op in ("Const", "HostConst")
 
 
-def _leaf_size(m: Member) -> tuple[float, float, tuple[str, ...]]:
+def leaf_size(m: Member) -> tuple[float, float, tuple[str, ...]]:
     """Size in points and label lines of a collapsed member."""
     if isinstance(m, OpNode):
         if _is_const(m):
@@ -179,7 +194,7 @@ def _q(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _group_dot(
+def group_dot(
     children: list[Member], sizes: dict[Member, tuple[float, float]],
     edges: list[tuple[AggEdge, str]], rankdir: str,
 ) -> str:
@@ -269,8 +284,12 @@ def _parse_spline(pos: str) -> tuple[list[tuple[float, float]], tuple[float, flo
 
 
 @dataclass
-class _Local:
-    """One group's own layout, relative to its content's lower-left corner."""
+class GroupLayout:
+    """One group's own layout, relative to its content's lower-left corner.
+
+    ``pos`` holds each visible child's centre; ``wires`` the edges between children.  The HTML
+    viewer receives these per group and composes them exactly as :func:`_compose` does.
+    """
 
     width: float
     height: float
@@ -307,7 +326,7 @@ def compute_layout(
     order = sorted(expanded, key=lambda g: -g.depth)  # deepest first
     sizes: dict[Member, tuple[float, float]] = {}
     lines: dict[Member, tuple[str, ...]] = {}
-    locals_: dict[Group, _Local] = {}
+    layouts: dict[Group, GroupLayout] = {}
     # Children of one depth can be laid out together; each depth waits for the deeper ones.
     by_depth: dict[int, list[Group]] = {}
     for g in order:
@@ -320,12 +339,12 @@ def compute_layout(
             for c in children:
                 if c not in sizes:
                     if c in expanded:
-                        loc = locals_[c]  # type: ignore[index]
-                        sizes[c] = (max(loc.width + 2 * PAD, _leaf_size(c)[0]),
+                        loc = layouts[c]  # type: ignore[index]
+                        sizes[c] = (max(loc.width + 2 * PAD, leaf_size(c)[0]),
                                     loc.height + 2 * PAD + LABEL_H)
                         lines[c] = (c.label,)
                     else:
-                        w, hh, ls = _leaf_size(c)
+                        w, hh, ls = leaf_size(c)
                         sizes[c], lines[c] = (w, hh), ls
             shown = set(children)
             edges = [
@@ -334,15 +353,15 @@ def compute_layout(
                                                                            kv[0][1].name))
                 if a in shown and b in shown
             ]
-            jobs.append((g, children, edges, _group_dot(children, sizes, edges, options.rankdir)))
+            jobs.append((g, children, edges, group_dot(children, sizes, edges, options.rankdir)))
         results = _layout_all([j[3] for j in jobs], progress)
         for (g, children, edges, _), res in zip(jobs, results, strict=True):
-            locals_[g] = _read_local(h, res, children, edges)
-    return _compose(h, locals_, sizes, lines, expanded)
+            layouts[g] = _read_local(h, res, children, edges)
+    return _compose(h, layouts, sizes, lines, expanded)
 
 
 def _read_local(h: Hierarchy, res: dict, children: list[Member],
-                edges: list[tuple[AggEdge, str]]) -> _Local:
+                edges: list[tuple[AggEdge, str]]) -> GroupLayout:
     bb = _floats(res.get("bb", "0,0,0,0"))
     pos: dict[Member, tuple[float, float]] = {}
     for obj in res.get("objects", []):
@@ -360,17 +379,23 @@ def _read_local(h: Hierarchy, res: dict, children: list[Member],
             lx, ly = _floats(e["lp"])
             lp = (lx - bb[0], ly - bb[1])
         wires.append(Wire(agg, shift, tip, label, lp, _edge_width(h, agg)))
-    return _Local(bb[2] - bb[0], bb[3] - bb[1], pos, wires)
+    return GroupLayout(bb[2] - bb[0], bb[3] - bb[1], pos, wires)
 
 
-def _compose(h: Hierarchy, locals_: dict[Group, _Local], sizes: dict[Member, tuple[float, float]],
-             lines: dict[Member, tuple[str, ...]], expanded: frozenset[Group]) -> Scene:
-    root = locals_[h.root]
-    scene = Scene(width=root.width, height=root.height, expanded=expanded)
+def _compose(
+    h: Hierarchy,
+    layouts: dict[Group, GroupLayout],
+    sizes: dict[Member, tuple[float, float]],
+    lines: dict[Member, tuple[str, ...]],
+    expanded: frozenset[Group],
+) -> Scene:
+    root = layouts[h.root]
+    scene = Scene(width=root.width, height=root.height, expanded=expanded, layouts=layouts,
+                  sizes=sizes)
     stack: list[tuple[Group, float, float]] = [(h.root, 0.0, 0.0)]
     while stack:
         group, ox, oy = stack.pop()
-        loc = locals_[group]
+        loc = layouts[group]
         for wire in loc.wires:
             scene.wires.append(Wire(
                 wire.agg, [(x + ox, y + oy) for x, y in wire.points],
@@ -385,7 +410,7 @@ def _compose(h: Hierarchy, locals_: dict[Group, _Local], sizes: dict[Member, tup
             is_open = child in expanded
             scene.boxes.append(Box(child, ax, ay, w, hh, is_open, lines[child]))
             if is_open:
-                inner = locals_[child]  # type: ignore[index]
+                inner = layouts[child]  # type: ignore[index]
                 # Content sits centred horizontally, PAD above the bottom border.
                 cx = ax - inner.width / 2
                 cy = ay - hh / 2 + PAD
