@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 
 from . import __version__
 from .errors import GraphvizTbError
-from .options import LoadOptions
+from .options import COLOR_BY, RANKDIRS, LoadOptions, RenderOptions
+from .render import FORMATS
 
 __all__ = ["build_parser", "main"]
 
@@ -34,6 +35,8 @@ examples:
   tbgraph info logs/ --json             every graph in a logdir, as JSON
   tbgraph info logs/ --run train --graph 1
                                         pick one graph among several
+  tbgraph render model.pb               model.svg: scopes collapsed, same structure = same colour
+  tbgraph render model.pb -o model.html one offline file: expand, search, trace inputs
 
 Run 'tbgraph COMMAND --help' for the options of each command.
 """
@@ -74,6 +77,72 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _glob_list(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(values or ())
+
+
+def _render_options(args: argparse.Namespace) -> RenderOptions:
+    return RenderOptions(
+        depth=args.depth, expand=_glob_list(args.expand), collapse=_glob_list(args.collapse),
+        expand_all=args.expand_all, focus=args.focus, radius=args.radius,
+        color_by=args.color_by, series=not args.no_series, prefix_groups=not args.no_prefix_groups,
+        aux=not args.no_aux, shapes=not args.no_shapes, dtypes=args.dtypes,
+        rankdir=args.rankdir, theme=args.theme, title=args.title, legend=not args.no_legend,
+    )
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only on a terminal and only after a second."""
+
+    def __init__(self, label: str) -> None:
+        import time
+
+        self.label, self._time = label, time.monotonic
+        self.start = self._time()
+        self.enabled = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or self._time() - self.start < 1.0 or total <= 0:
+            return
+        width = 30
+        filled = int(width * min(done, total) / total)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{done}/{total} groups")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .api import load
+    from .render import format_for, render_bytes, write_output
+
+    fmt = format_for(args.output, args.format)
+    output = args.output or str(Path(args.input.rstrip("/")).with_suffix(f".{fmt}"))
+    options = _render_options(args)
+    graph = load(args.input, _load_options(args))
+    for line in graph.model.warnings.lines():
+        print(f"tbgraph: warning: {line}", file=sys.stderr)
+    progress = _Progress(f"laying out {Path(args.input).name}")
+    try:
+        data = render_bytes(graph, fmt, options, progress=progress)
+    finally:
+        progress.close()
+    if output == "-":
+        sys.stdout.buffer.write(data)
+    else:
+        write_output(output, data)
+        print(f"wrote {output} ({len(data):,} bytes)", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to generate the CLI reference in docs/)."""
     parser = argparse.ArgumentParser(
@@ -91,6 +160,57 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input(info)
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
     info.set_defaults(func=_cmd_info)
+
+    render = sub.add_parser(
+        "render", help="draw a graph as SVG, PNG, PDF, DOT or interactive HTML",
+        description="Draw a graph.  Name scopes, function bodies and series are collapsed "
+                    "below the top level; groups with the same internal structure share a "
+                    "colour; data edges are solid and labelled with tensor shapes, control "
+                    "edges dashed, reference edges bold; inputs sit at the bottom.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  tbgraph render model.pb                    model.svg beside the input\n"
+               "  tbgraph render model.pb -o model.html      one offline interactive file\n"
+               "  tbgraph render logs/ -o g.png --depth 2    two levels open\n"
+               "  tbgraph render model.pb --expand 'conv*' --color-by op\n"
+               "  tbgraph render model.pb --focus loss/Mean --radius 3\n",
+    )
+    _add_input(render)
+    out = render.add_argument_group("output")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="output file; its extension picks the format (.svg .png .pdf .dot "
+                          ".html); '-' writes to stdout; default: INPUT with .svg")
+    out.add_argument("--format", choices=FORMATS, help="force the output format")
+    view = render.add_argument_group("what is shown")
+    view.add_argument("--depth", type=int, default=1, metavar="N",
+                      help="open groups down to depth N (default 1: top level, all collapsed)")
+    view.add_argument("--expand", action="append", metavar="PATTERN",
+                      help="open groups whose full name matches this glob (repeatable)")
+    view.add_argument("--collapse", action="append", metavar="PATTERN",
+                      help="keep groups matching this glob closed (repeatable; wins over "
+                           "--expand)")
+    view.add_argument("--expand-all", action="store_true", help="open every group")
+    view.add_argument("--focus", metavar="NODE",
+                      help="draw only the neighbourhood of this op or group")
+    view.add_argument("--radius", type=int, default=2, metavar="K",
+                      help="with --focus: how many edges away to reach (default 2)")
+    view.add_argument("--no-series", action="store_true",
+                      help="do not fold numbered siblings (add_1 ... add_9) into series")
+    view.add_argument("--no-prefix-groups", action="store_true",
+                      help="do not split flat groups by shared name prefix (Keras 3 names)")
+    view.add_argument("--no-aux", action="store_true",
+                      help="keep high-degree nodes (init, save, summaries) in place")
+    style = render.add_argument_group("style")
+    style.add_argument("--color-by", choices=COLOR_BY, default="structure",
+                       help="fill colour: same structure (default), op type, device, dtype")
+    style.add_argument("--no-shapes", action="store_true", help="no tensor shapes on edges")
+    style.add_argument("--dtypes", action="store_true", help="add dtypes to edge labels")
+    style.add_argument("--rankdir", choices=RANKDIRS, default="BT",
+                       help="direction: BT puts inputs at the bottom (default), TB, LR, RL")
+    style.add_argument("--theme", choices=("light", "dark"), default="light")
+    style.add_argument("--title", help="a title above the graph")
+    style.add_argument("--no-legend", action="store_true", help="leave out the legend")
+    render.set_defaults(func=_cmd_render)
     return parser
 
 

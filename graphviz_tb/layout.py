@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .auxiliary import auxiliary_children
 from .errors import ExecutableNotFound, GraphvizTbError
 from .hierarchy import AggEdge, Group, Member, OpNode
 from .model import CONTROL, DATA, REF
@@ -38,6 +39,7 @@ __all__ = [
     "Box",
     "GroupLayout",
     "Scene",
+    "Stub",
     "Wire",
     "compute_layout",
     "edge_label",
@@ -54,6 +56,13 @@ _BATCH = 64  # group layouts per dot process
 _CHAR = 0.58  # average glyph width / font size for Helvetica-ish fonts
 
 _cache: dict[str, dict] = {}
+
+
+@dataclass(eq=False)
+class Stub(Member):
+    """A short labelled stub standing for an edge to an auxiliary node (``target``)."""
+
+    target: Member | None = None
 
 
 @dataclass
@@ -347,17 +356,66 @@ def compute_layout(
                         w, hh, ls = leaf_size(c)
                         sizes[c], lines[c] = (w, hh), ls
             shown = set(children)
-            edges = [
-                (agg, edge_label(h, agg, dtypes=options.dtypes) if options.shapes else "")
-                for (a, b), agg in sorted(g.edges.items(), key=lambda kv: (kv[0][0].name,
-                                                                           kv[0][1].name))
-                if a in shown and b in shown
-            ]
-            jobs.append((g, children, edges, group_dot(children, sizes, edges, options.rankdir)))
-        results = _layout_all([j[3] for j in jobs], progress)
-        for (g, children, edges, _), res in zip(jobs, results, strict=True):
-            layouts[g] = _read_local(h, res, children, edges)
+            aggs = [agg for (a, b), agg in sorted(g.edges.items(),
+                                                  key=lambda kv: (kv[0][0].name, kv[0][1].name))
+                    if a in shown and b in shown]
+            aux = auxiliary_children(g, children, aggs) if options.aux else set()
+            main = [c for c in children if c not in aux]
+            stubs, aggs = _stub_edges(g, aux, aggs)
+            for stub in stubs:
+                w = _text_width(stub.label, 8) + 10
+                sizes[stub], lines[stub] = (w, 14.0), (stub.label,)
+            edges = [(agg, edge_label(h, agg, dtypes=options.dtypes) if options.shapes else "")
+                     for agg in aggs]
+            nodes = main + stubs
+            jobs.append((g, nodes, aux, edges, group_dot(nodes, sizes, edges, options.rankdir)))
+        results = _layout_all([j[4] for j in jobs], progress)
+        for (g, nodes, aux, edges, _), res in zip(jobs, results, strict=True):
+            layouts[g] = _read_local(h, res, nodes, edges)
+            if aux:
+                _place_aux(layouts[g], sorted(aux, key=lambda m: m.name), sizes)
     return _compose(h, layouts, sizes, lines, expanded)
+
+
+def _stub_edges(g: Group, aux: set[Member], aggs: list[AggEdge]
+                ) -> tuple[list[Stub], list[AggEdge]]:
+    """Replace each edge touching an auxiliary child by an edge to a stub beside the other end
+    (one stub per pair); edges between two auxiliary children are dropped."""
+    if not aux:
+        return [], aggs
+    stubs: dict[tuple[Member, Member], Stub] = {}
+    kept: list[AggEdge] = []
+    for agg in aggs:
+        a_aux, b_aux = agg.src in aux, agg.dst in aux
+        if a_aux and b_aux:
+            continue
+        if not (a_aux or b_aux):
+            kept.append(agg)
+            continue
+        far, near = (agg.src, agg.dst) if a_aux else (agg.dst, agg.src)
+        stub = stubs.get((far, near))
+        if stub is None:
+            stub = stubs[(far, near)] = Stub(name=far.name, parent=g, depth=g.depth + 1,
+                                             target=far)
+        pair = (stub, agg.dst) if a_aux else (agg.src, stub)
+        kept.append(AggEdge(pair[0], pair[1], dict(agg.counts), 0, agg.edges))
+    return list(stubs.values()), kept
+
+
+def _place_aux(layout: GroupLayout, aux: list[Member],
+               sizes: dict[Member, tuple[float, float]]) -> None:
+    """Stack auxiliary children in a column to the right of the group's main layout."""
+    gap = 28.0
+    column = max(sizes[m][0] for m in aux)
+    x = layout.width + gap + column / 2
+    y = max(layout.height, sum(sizes[m][1] + 12 for m in aux))
+    top = y
+    for m in aux:
+        hh = sizes[m][1]
+        layout.pos[m] = (x, top - hh / 2)
+        top -= hh + 12
+    layout.width += gap + column
+    layout.height = y
 
 
 def _read_local(h: Hierarchy, res: dict, children: list[Member],

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..hierarchy import Group, Member, OpNode
-from ..layout import PT, Scene
+from ..layout import PT, Box, Scene, Stub
 from ..model import CONTROL, REF
 from ..shapes import format_shape
 from ..structure import UNIQUE_COLOR, palette
@@ -225,6 +225,16 @@ def _legend_row(color: str, text: str) -> str:
             f"<TD ALIGN=\"LEFT\">{_html(text)}</TD></TR>")
 
 
+def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
+    """A stub: the auxiliary node's short name in small muted text where its edge would be."""
+    label = clean_text(box.lines[0], _MAX_LABEL)
+    tip = "edge to or from the auxiliary node " + clean_text(box.member.name, 200)
+    return (f"{node_id} [shape=plaintext, pos=\"{box.x:.2f},{box.y:.2f}!\", "
+            f"width={box.w / PT:.3f}, height={box.h / PT:.3f}, fontsize=7, "
+            f"fontcolor=\"{theme['muted']}\", label={_esc(label)}, class=\"stub\", "
+            f"tooltip={_esc(tip)}, id=\"{node_id}\"];")
+
+
 def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocument:
     """Write the scene as a positioned DOT document (render with ``neato -n2``)."""
     theme = THEMES[options.theme]
@@ -254,6 +264,9 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
         node_id = f"n{i}"
         ids[m] = node_id
         titles[node_id] = m.name
+        if isinstance(m, Stub):
+            out.append(_stub_node(node_id, box, theme))
+            continue
         fill = styler.fill(m)
         style = ["filled"]
         if isinstance(m, OpNode):

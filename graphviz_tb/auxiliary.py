@@ -1,0 +1,58 @@
+"""Auxiliary nodes: high-degree children moved aside so the main structure shows.
+
+Nodes wired to almost everything (``init``, ``save``, summaries, ``global_step``) draw dozens
+of long edges across a picture.  As TensorBoard does, each open group's children are tested
+with a quartile rule on their degree; outliers go to a side column, and each of their edges is
+replaced by a short stub at the other end, labelled with the auxiliary node's name, so the
+picture still says where the edge leads.  ``--no-aux`` keeps everything in place.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .hierarchy import AggEdge, Group, Member
+
+__all__ = ["auxiliary_children"]
+
+#: Names that are auxiliary by convention, whatever their degree.
+_CONVENTIONAL = re.compile(
+    r"^(init(_\d+)?|save(_\d+)?|summaries|Merge(Summary)?(_\d+)?|global_step|"
+    r"report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$"
+)
+_MIN_CHILDREN = 6
+_MIN_DEGREE = 4
+_IQR_FACTOR = 3.0
+
+
+def _quartiles(values: list[int]) -> tuple[float, float]:
+    ordered = sorted(values)
+    n = len(ordered)
+    return ordered[n // 4], ordered[(3 * n) // 4]
+
+
+def auxiliary_children(group: Group, children: list[Member],
+                       edges: list[AggEdge]) -> set[Member]:
+    """The children of ``group`` to draw in its side column.
+
+    A child is auxiliary when its number of neighbours is an outlier (above
+    ``Q3 + 3 × IQR`` of its siblings', and at least 4), or when its name is conventional for
+    bookkeeping (``init``, ``save``, ``summaries`` ...) and it has at least two neighbours.
+    Never more than a quarter of the children move, so small groups keep their shape.
+    """
+    if len(children) < _MIN_CHILDREN:
+        return set()
+    neighbours: dict[Member, set[Member]] = {c: set() for c in children}
+    for agg in edges:
+        if agg.src is not agg.dst:
+            neighbours[agg.src].add(agg.dst)
+            neighbours[agg.dst].add(agg.src)
+    degree = {c: len(ns) for c, ns in neighbours.items()}
+    q1, q3 = _quartiles(list(degree.values()))
+    bound = max(q3 + _IQR_FACTOR * max(q3 - q1, 1.0), _MIN_DEGREE)
+    chosen = [c for c in children
+              if degree[c] > bound or (_CONVENTIONAL.match(c.label) and degree[c] >= 2)]
+    chosen.sort(key=lambda c: (-degree[c], c.name))
+    return set(chosen[: max(1, len(children) // 4)])
