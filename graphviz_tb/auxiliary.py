@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .hierarchy import Group
+
 if TYPE_CHECKING:
-    from .hierarchy import AggEdge, Group, Member
+    from .hierarchy import AggEdge, Member
 
 __all__ = ["auxiliary_children"]
 
@@ -37,9 +39,11 @@ def auxiliary_children(group: Group, children: list[Member],
                        edges: list[AggEdge]) -> set[Member]:
     """The children of ``group`` to draw in its side column.
 
-    A child is auxiliary when its number of neighbours is an outlier (above
-    ``Q3 + 3 × IQR`` of its siblings', and at least 4), or when its name is conventional for
-    bookkeeping (``init``, ``save``, ``summaries`` ...) and it has at least two neighbours.
+    An op is auxiliary when its number of neighbours is an outlier (above ``Q3 + 3 × IQR``
+    of its siblings', and at least 4).  Any child, op or group, is auxiliary when its name is
+    conventional for bookkeeping (``init``, ``save``, ``summaries`` ...) and it has at least
+    two neighbours.  A group is never moved for its degree alone: a large block wired to
+    everything is usually the model itself.  Function arguments and results stay in place.
     Never more than a quarter of the children move, so small groups keep their shape.
     """
     if len(children) < _MIN_CHILDREN:
@@ -53,6 +57,8 @@ def auxiliary_children(group: Group, children: list[Member],
     q1, q3 = _quartiles(list(degree.values()))
     bound = max(q3 + _IQR_FACTOR * max(q3 - q1, 1.0), _MIN_DEGREE)
     chosen = [c for c in children
-              if degree[c] > bound or (_CONVENTIONAL.match(c.label) and degree[c] >= 2)]
+              if getattr(c, "role", "op") == "op" and (
+                  (degree[c] > bound and not isinstance(c, Group))
+                  or (_CONVENTIONAL.match(c.label) and degree[c] >= 2))]
     chosen.sort(key=lambda c: (-degree[c], c.name))
     return set(chosen[: max(1, len(children) // 4)])

@@ -39,7 +39,7 @@ from tensorboard.compat.proto.event_pb2 import Event
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
-from ..errors import InputError, NoGraphError
+from ..errors import InputError, NoGraphError, SelectionError
 from ._proto import check_has_ops, field_counts
 from .base import Discovery, GraphSource
 from .keras_config import ConfigError, to_graph_def
@@ -74,8 +74,8 @@ def event_files(logdir: Path) -> list[Path]:
     return found
 
 
-def discover_logdir(logdir: str | os.PathLike[str]) -> Discovery:
-    """List every graph in every event file under ``logdir``.
+def discover_logdir(logdir: str | os.PathLike[str], run: str | None = None) -> Discovery:
+    """List every graph in every event file under ``logdir``, or only in run ``run``.
 
     Raises
     ------
@@ -83,6 +83,8 @@ def discover_logdir(logdir: str | os.PathLike[str]) -> Discovery:
         No event file, or event files without any graph.
     CorruptRecordError
         A record fails its CRC check or a file is cut short.
+    SelectionError
+        ``run`` is not a run of the logdir.
     """
     root = Path(logdir)
     name = os.fspath(logdir)
@@ -90,10 +92,15 @@ def discover_logdir(logdir: str | os.PathLike[str]) -> Discovery:
     if not files:
         raise NoGraphError(f"{name} holds no TensorBoard event files (no file named "
                            f"*tfevents*){_elsewhere_hint(root)}")
+    runs = {file: file.parent.relative_to(root).as_posix() for file in files}
+    if run is not None:
+        files = [file for file in files if runs[file] == run]
+        if not files:
+            raise SelectionError(f"no run {run!r} in {name}; runs: "
+                                 f"{', '.join(sorted(set(runs.values())))}")
     sources: list[GraphSource] = []
     for file in files:
-        run = file.parent.relative_to(root).as_posix()
-        sources.extend(_scan(file, run))
+        sources.extend(_scan(file, runs[file]))
     if not sources:
         raise NoGraphError(
             f"{name}: its {len(files)} event file(s) hold no graph, only other summaries; log one "

@@ -208,7 +208,7 @@ def _legend(h: Hierarchy, options: RenderOptions, styler: _Styler, present: set[
             rows.append(_legend_row(color, clean_text(key, 32)))
     rows.append("<TR><TD>──▶</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>╌╌▶</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
-    rows.append("<TR><TD>━━▶</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
+    rows.append("<TR><TD>══▶</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
     title = {"structure": "same colour = same structure", "op": "colour = op type",
              "device": "colour = device", "dtype": "colour = dtype",
              "none": "edges"}[options.color_by]
@@ -322,10 +322,12 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
         kind = agg.kind
         spline = " ".join(f"{x:.2f},{y:.2f}" for x, y in wire.points)
         pos = (f"e,{wire.arrow[0]:.2f},{wire.arrow[1]:.2f} " if wire.arrow else "") + spline
-        style = "dashed" if kind == CONTROL else ("bold" if kind == REF else "solid")
+        style = "dashed" if kind == CONTROL else "solid"
         attrs = [f"pos=\"{pos}\"", f"style={style}", f"class=\"{kind}"
                  + (" back" if agg.back else "") + "\"", f"id=\"e{j}\""]
-        if kind != CONTROL:
+        if kind == REF:  # a double line: the variable itself flows in and is changed
+            attrs.append(f"color=\"{theme['line']}:{theme['bg']}:{theme['line']}\"")
+        elif kind != CONTROL:
             attrs.append(f"penwidth={wire.width:.2f}")
         if wire.label and wire.label_pos:
             attrs.append(f"label={_esc(clean_text(wire.label, 40))}")
