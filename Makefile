@@ -27,9 +27,10 @@ demo: $(VENV)/.stamp-install
 	@scripts/ensure-system.sh dot:graphviz
 	@mkdir -p $(OUT)
 	@for s in $(SAMPLES); do \
-	  echo "== $$s"; \
-	  $(BIN)/tbgraph info "$$s" || exit 1; \
+	  name=$$(echo "$$s" | sed -e 's|^samples/||' -e 's|/|_|g' -e 's|\.[a-z]*$$||'); \
+	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.svg" || exit 1; \
 	done
+	@echo "open $(OUT)/*.svg"
 
 test: $(VENV)/.stamp-test
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium

@@ -1,0 +1,266 @@
+"""Render real graphs to SVG and check what a reader of the picture sees.
+
+The SVG is parsed, never string-matched: node and edge groups by class, titles as full names,
+fills, dash patterns, label texts, and the geometry of the boxes.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import graphviz_tb
+from graphviz_tb.structure import UNIQUE_COLOR
+
+pytestmark = pytest.mark.dot
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+NS = {"svg": "http://www.w3.org/2000/svg"}
+
+
+def classes(el: ET.Element) -> set[str]:
+    return set(el.get("class", "").split())
+
+
+def title(el: ET.Element) -> str:
+    node = el.find("svg:title", NS)
+    return "" if node is None or node.text is None else node.text
+
+
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg.encode("utf-8"))
+
+
+def node_groups(root: ET.Element, kind: str | None = None) -> dict[str, ET.Element]:
+    """Drawn nodes by full name (the last one wins when a group and its op share a name)."""
+    out = {}
+    for g in root.iter("{http://www.w3.org/2000/svg}g"):
+        cls = classes(g)
+        if "node" in cls and (kind is None or kind in cls):
+            out[title(g)] = g
+    return out
+
+
+def edge_groups(root: ET.Element) -> list[ET.Element]:
+    return [g for g in root.iter("{http://www.w3.org/2000/svg}g") if "edge" in classes(g)]
+
+
+def edge_path(e: ET.Element) -> ET.Element:
+    return next(e.iter("{http://www.w3.org/2000/svg}path"))
+
+
+def fill_of(g: ET.Element) -> str:
+    for child in g.iter():
+        if child.tag.endswith(("path", "polygon", "ellipse")) and child.get("fill"):
+            return child.get("fill", "")
+    return ""
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", text)]
+
+
+def bbox(g: ET.Element) -> tuple[float, float, float, float]:
+    """Bounding box of a node's outline (its first path, polygon or ellipse)."""
+    for child in g.iter():
+        tag = child.tag.rsplit("}", 1)[-1]
+        if tag == "ellipse":
+            cx, cy = float(child.get("cx", 0)), float(child.get("cy", 0))
+            rx, ry = float(child.get("rx", 0)), float(child.get("ry", 0))
+            return cx - rx, cy - ry, cx + rx, cy + ry
+        if tag in ("path", "polygon"):
+            nums = _numbers(child.get("d") or child.get("points") or "")
+            xs, ys = nums[0::2], nums[1::2]
+            return min(xs), min(ys), max(xs), max(ys)
+    raise AssertionError(f"node {title(g)!r} has no outline")
+
+
+def assert_no_overlaps(root: ET.Element) -> None:
+    """Any two drawn boxes are either disjoint or one holds the other (an open group)."""
+    boxes = [(title(g), bbox(g)) for g in node_groups(root).values()
+             if "legend" not in classes(g)]
+    eps = 0.5
+    for i, (na, a) in enumerate(boxes):
+        for nb, b in boxes[i + 1:]:
+            disjoint = a[2] <= b[0] + eps or b[2] <= a[0] + eps or \
+                a[3] <= b[1] + eps or b[3] <= a[1] + eps
+            a_in_b = a[0] >= b[0] - eps and a[2] <= b[2] + eps and \
+                a[1] >= b[1] - eps and a[3] <= b[3] + eps
+            b_in_a = b[0] >= a[0] - eps and b[2] <= a[2] + eps and \
+                b[1] >= a[1] - eps and b[3] <= a[3] + eps
+            assert disjoint or a_in_b or b_in_a, f"{na!r} overlaps {nb!r}: {a} vs {b}"
+
+
+@pytest.fixture(scope="module")
+def mnist() -> graphviz_tb.Graph:
+    return graphviz_tb.load(SAMPLES / "mnist_tf1.pb")
+
+
+@pytest.fixture(scope="module")
+def mnist_svg(mnist: graphviz_tb.Graph) -> ET.Element:
+    return parse(mnist.render())
+
+
+def test_top_level_groups_are_collapsed_boxes(mnist_svg: ET.Element) -> None:
+    groups = node_groups(mnist_svg, "group")
+    for name in ("conv1", "conv2", "fc1", "loss", "accuracy", "train", "input"):
+        assert name in groups, f"{name} is not drawn as a group"
+        assert "expanded" not in classes(groups[name])
+    texts = ["".join(t.itertext()) for t in groups["conv1"].iter("{http://www.w3.org/2000/svg}text")]
+    assert "conv1" in texts and any(re.fullmatch(r"\d+ ops", t) for t in texts)
+    ops = node_groups(mnist_svg, "op")
+    assert not any(name.startswith("conv1/") for name in ops), "collapsed groups show no ops"
+
+
+def test_identical_scopes_share_a_colour_and_unique_ones_are_grey(mnist_svg: ET.Element) -> None:
+    groups = node_groups(mnist_svg, "group")
+    conv1, conv2 = fill_of(groups["conv1"]), fill_of(groups["conv2"])
+    assert conv1 == conv2
+    assert conv1.lower() != UNIQUE_COLOR["light"]
+    assert fill_of(groups["train"]).lower() == UNIQUE_COLOR["light"]
+    assert fill_of(groups["loss"]).lower() == UNIQUE_COLOR["light"]
+
+
+def test_legend_lists_templates_and_edge_styles(mnist_svg: ET.Element) -> None:
+    legends = [g for g in mnist_svg.iter("{http://www.w3.org/2000/svg}g") if "legend" in classes(g)]
+    assert len(legends) == 1
+    text = " ".join("".join(t.itertext()) for t in legends[0].iter(
+        "{http://www.w3.org/2000/svg}text"))
+    assert "same colour = same structure" in text
+    assert "conv1 × 2" in text
+    assert "control dependency" in text and "data" in text and "reference" in text
+
+
+def test_control_edges_are_dashed_and_data_edges_solid(mnist: graphviz_tb.Graph) -> None:
+    root = parse(mnist.render(expand=("train",)))
+    kinds: dict[str, list[ET.Element]] = {"data": [], "control": [], "ref": []}
+    for e in edge_groups(root):
+        for kind in kinds:
+            if kind in classes(e):
+                kinds[kind].append(e)
+    assert kinds["control"] and kinds["data"]
+    for e in kinds["control"]:
+        assert edge_path(e).get("stroke-dasharray"), title(e)
+    for e in kinds["data"]:
+        assert not edge_path(e).get("stroke-dasharray"), title(e)
+    for e in edge_groups(root):
+        assert "->" in title(e)
+        src, dst = title(e).split("->", 1)
+        assert src and dst
+
+
+def test_edges_are_labelled_with_shapes(mnist: graphviz_tb.Graph) -> None:
+    root = parse(mnist.render(expand=("input", "conv1")))
+    labels = {"".join(t.itertext()) for e in edge_groups(root)
+              for t in e.iter("{http://www.w3.org/2000/svg}text")}
+    assert "?×784" in labels
+    assert any(re.fullmatch(r"\d+ tensors", t) for t in labels)
+    assert "scalar" in labels or any("×" in t for t in labels)
+
+
+def test_expanded_groups_hold_their_ops_without_overlap(mnist: graphviz_tb.Graph) -> None:
+    root = parse(mnist.render(depth=2))
+    groups = node_groups(root, "group")
+    assert "expanded" in classes(groups["conv1"])
+    ops = node_groups(root, "op")
+    assert "conv1/Conv2D" in ops and "conv1/Relu" in ops
+    assert_no_overlaps(root)
+
+
+def test_no_overlaps_when_everything_is_open(mnist: graphviz_tb.Graph) -> None:
+    root = parse(mnist.render(expand_all=True))
+    ops = node_groups(root, "op")
+    assert len(ops) > 200
+    assert_no_overlaps(root)
+
+
+def test_auxiliary_nodes_leave_stubs_and_can_be_kept(mnist_svg: ET.Element,
+                                                     mnist: graphviz_tb.Graph) -> None:
+    stubs = [title(g) for g in node_groups(mnist_svg, "stub").values()]
+    assert "init" in stubs or "save" in stubs
+    kept = parse(mnist.render(aux=False))
+    assert not node_groups(kept, "stub")
+    init_edges = [e for e in edge_groups(kept) if title(e).startswith(("init->", "save->"))
+                  or "->init" in title(e) or "->save" in title(e)]
+    assert init_edges, "with --no-aux the bookkeeping edges are drawn in full"
+
+
+def test_render_is_deterministic(mnist: graphviz_tb.Graph) -> None:
+    fresh = graphviz_tb.load(SAMPLES / "mnist_tf1.pb")
+    assert mnist.render(depth=2) == fresh.render(depth=2)
+
+
+@pytest.mark.parametrize(("fmt", "magic"), [("png", b"\x89PNG\r\n\x1a\n"), ("pdf", b"%PDF-")])
+def test_png_and_pdf_are_written(mnist: graphviz_tb.Graph, tmp_path: Path, fmt: str,
+                                 magic: bytes) -> None:
+    out = tmp_path / f"mnist.{fmt}"
+    mnist.render(out)
+    data = out.read_bytes()
+    assert data.startswith(magic) and len(data) > 10_000
+    if fmt == "pdf":
+        assert data.rstrip().endswith(b"%%EOF")
+
+
+def test_dot_output_is_valid_graphviz(mnist: graphviz_tb.Graph, tmp_path: Path) -> None:
+    out = tmp_path / "mnist.dot"
+    mnist.render(out, depth=2)
+    proc = subprocess.run(["neato", "-n2", "-Tsvg", str(out)], capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert parse(proc.stdout.decode()).tag.endswith("svg")
+
+
+def test_focus_draws_only_a_neighbourhood(mnist: graphviz_tb.Graph) -> None:
+    root = parse(mnist.render(focus="loss/cross_entropy", radius=1))
+    drawn = set(node_groups(root, "op")) | set(node_groups(root, "group"))
+    assert "loss/cross_entropy" in drawn
+    assert "conv1" not in drawn and "train" not in drawn
+
+
+@pytest.mark.parametrize("rankdir", ["TB", "LR"])
+def test_rankdir_changes_the_flow(mnist: graphviz_tb.Graph, rankdir: str) -> None:
+    root = parse(mnist.render(rankdir=rankdir))
+    groups = node_groups(root, "group")
+    inp, train = bbox(groups["input"]), bbox(groups["train"])
+    if rankdir == "TB":
+        assert inp[1] < train[1], "inputs at the top"
+    else:
+        assert inp[0] < train[0], "inputs at the left"
+
+
+def test_default_puts_inputs_at_the_bottom(mnist_svg: ET.Element) -> None:
+    groups = node_groups(mnist_svg, "group")
+    assert bbox(groups["input"])[1] > bbox(groups["loss"])[1]
+
+
+def test_color_by_op_gives_a_legend_of_op_types(mnist: graphviz_tb.Graph) -> None:
+    root = parse(mnist.render(depth=2, color_by="op"))
+    legend = next(g for g in root.iter("{http://www.w3.org/2000/svg}g")
+                  if "legend" in classes(g))
+    text = " ".join("".join(t.itertext()) for t in legend.iter("{http://www.w3.org/2000/svg}text"))
+    assert "colour = op type" in text and "Conv2D" in text
+    ops = node_groups(root, "op")
+    assert fill_of(ops["conv1/Conv2D"]) == fill_of(ops["conv2/Conv2D"])
+    assert fill_of(ops["conv1/Conv2D"]) != fill_of(ops["conv1/Relu"])
+
+
+def test_dark_theme(mnist: graphviz_tb.Graph) -> None:
+    root = parse(mnist.render(theme="dark"))
+    background = next(p for p in root.iter("{http://www.w3.org/2000/svg}polygon"))
+    assert background.get("fill", "").lower() == "#1e1f22"
+
+
+def test_function_calls_open_into_bodies() -> None:
+    graph = graphviz_tb.load(SAMPLES / "control_flow_v2.pb")
+    root = parse(graph.render(expand_all=True))
+    groups = node_groups(root, "group")
+    kinds = {name: classes(g) for name, g in groups.items()}
+    assert any(name.endswith("/body") for name in kinds), kinds
+    assert any(name.endswith("/cond") for name in kinds)
+    assert any(name.endswith("/then") for name in kinds) and any(
+        name.endswith("/else") for name in kinds)
+    assert all("function" in kinds[n] for n in kinds if n.endswith(("/body", "/then")))
+    assert_no_overlaps(root)
