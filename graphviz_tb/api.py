@@ -59,16 +59,6 @@ class Graph:
             self._hierarchies[key] = build_hierarchy(self.model, options)
         return self._hierarchies[key]
 
-    def scopes(self) -> Hierarchy:
-        """The plain scope tree, without templates or series (cheap; used by ``info``)."""
-        from .hierarchy import build_hierarchy
-
-        if ("scopes",) not in self._hierarchies:
-            self._hierarchies[("scopes",)] = build_hierarchy(
-                self.model, RenderOptions(series=False, prefix_groups=False), structure=False
-            )
-        return self._hierarchies[("scopes",)]
-
     def count_nodes(self, index: int) -> int:
         """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""
         if index not in self._counts:

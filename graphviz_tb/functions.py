@@ -135,7 +135,6 @@ class _Body:
             self.ret_nodes.append(full)
             if out.name in rets:
                 self._wire(rets[out.name], full, 0)
-        builder.flush()
         self.calls = [self.local[nd.name] for nd in fdef.node_def
                       if call_targets(nd, self.model.functions)[0]]
 
@@ -168,7 +167,7 @@ class _Body:
             missing = self.prefix + ref.node
             self.builder.ensure_missing(missing, dst)
             resolved = (missing, ref.index)
-        self.builder.edge(resolved[0], dst, slot, ref, resolved[1])
+        self.builder.edge(resolved[0], dst, slot, ref.control, resolved[1])
 
 
 def _call_io(model: GraphModel, call: str) -> tuple[list[tuple[str, int]], dict[int, list]]:

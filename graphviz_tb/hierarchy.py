@@ -27,7 +27,15 @@ if TYPE_CHECKING:
     from .options import RenderOptions
     from .structure import Templates
 
-__all__ = ["AggEdge", "Group", "Hierarchy", "Member", "OpNode", "build_hierarchy"]
+__all__ = [
+    "AggEdge",
+    "Group",
+    "Hierarchy",
+    "Member",
+    "OpNode",
+    "build_hierarchy",
+    "scope_path",
+]
 
 #: A group with more children than this is split by shared name prefix (Keras 3 flat names).
 PREFIX_SPLIT_THRESHOLD = 12
@@ -141,17 +149,19 @@ class Hierarchy:
         return self.groups.get(name) or self.ops.get(name)
 
     def all_groups(self) -> Iterator[Group]:
+        """The root, then every group in creation order (a list copy: callers may add groups)."""
         yield self.root
-        for member in self.root.walk():
-            if isinstance(member, Group):
-                yield member
+        yield from list(self.groups.values())
 
     def groups_bottom_up(self) -> list[Group]:
         """Every group, deepest first: children are decided before their parents."""
         return sorted(self.all_groups(), key=lambda g: -g.depth)
 
 
-def _components(name: str) -> list[str]:
+def scope_path(name: str) -> list[str]:
+    """Scope path of a name; empty components (``a//b``, a trailing ``/``) are dropped."""
+    if "//" not in name and name[:1] != "/" and name[-1:] != "/":
+        return name.split("/")
     parts = [p for p in name.split("/") if p]
     return parts or [name]
 
@@ -174,9 +184,13 @@ def _ensure_group(h: Hierarchy, parts: list[str]) -> Group:
 def _build_scopes(h: Hierarchy) -> None:
     g = h.model.graph
     placed: list[tuple[OpNode, list[str]]] = []
+    by_scope: dict[str, Group] = {}
     for name, data in g.nodes(data=True):
-        parts = _components(name)
-        parent = _ensure_group(h, parts[:-1])
+        parts = scope_path(name)
+        scope = "/".join(parts[:-1])
+        parent = by_scope.get(scope)
+        if parent is None:
+            parent = by_scope[scope] = _ensure_group(h, parts[:-1])
         op = OpNode(name=name, parent=parent, depth=parent.depth + 1, op=data["op"],
                     role=data["role"])
         h.ops[name] = op
@@ -188,12 +202,12 @@ def _build_scopes(h: Hierarchy) -> None:
             op.parent, op.depth = home, home.depth + 1
         op.parent.children.append(op)
     for prefix, fname in h.model.function_groups.items():
-        group = h.groups.get("/".join(_components(prefix)))
+        group = h.groups.get("/".join(scope_path(prefix)))
         if group is not None:
             group.kind, group.function = "function", fname
     for name, data in g.nodes(data=True):
         calls = data.get("calls")
-        group = h.groups.get("/".join(_components(name))) if calls else None
+        group = h.groups.get("/".join(scope_path(name))) if calls else None
         if group is not None and group.kind != "function":
             group.kind, group.function = "function", ", ".join(dict.fromkeys(calls))
 
@@ -317,9 +331,13 @@ def _op_series(h: Hierarchy, minimum: int) -> None:
             _make_series(h, group, candidates, minimum)
 
 
-def _scope_series(h: Hierarchy, minimum: int) -> list[Group]:
-    """Series of sibling groups with numbered names and the same structural template."""
-    touched = []
+def _scope_series(h: Hierarchy, minimum: int) -> None:
+    """Series of sibling groups with numbered names and the same structural template.
+
+    Runs after templates and edge aggregation, and updates both locally: the parent's edges
+    are re-keyed to the series, edges among the members move into the series, and the series
+    takes its members' template (so it is drawn in their colour).
+    """
     for group in list(h.all_groups()):
         clusters: dict[tuple[str, int], list[Member]] = defaultdict(list)
         for m in group.children:
@@ -327,9 +345,39 @@ def _scope_series(h: Hierarchy, minimum: int) -> list[Group]:
                 base, _ = _numbered(m.label)
                 clusters[(base, m.template)].append(m)
         candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
-        if candidates and _make_series(h, group, candidates, minimum):
-            touched.append(group)
-    return touched
+        if not candidates:
+            continue
+        before = set(group.children)
+        if not _make_series(h, group, candidates, minimum):
+            continue
+        made = [c for c in group.children if c not in before]
+        for series in made:
+            assert isinstance(series, Group)
+            first = series.children[0]
+            series.template = first.template if isinstance(first, Group) else None
+            series.op_count = sum(c.op_count for c in series.children)  # type: ignore[attr-defined]
+        _remap_edges(group, made)
+        group.children.sort(key=lambda m: (not isinstance(m, Group), m.name))
+
+
+def _remap_edges(parent: Group, series: list[Member]) -> None:
+    """Re-key a parent's aggregated edges after some children moved into series groups."""
+    home = {m: s for s in series for m in s.children}  # type: ignore[attr-defined]
+    edges: dict[tuple[Member, Member], AggEdge] = {}
+    for (a, b), agg in parent.edges.items():
+        sa, sb = home.get(a, a), home.get(b, b)
+        if sa is sb and sa is not a:
+            sa.edges[(a, b)] = agg  # type: ignore[attr-defined]
+            continue
+        key = (sa, sb)
+        if key == (a, b):
+            edges[key] = agg
+        elif key in edges:
+            edges[key].merge(agg)
+        else:
+            merged = AggEdge(sa, sb, dict(agg.counts), agg.back, list(agg.edges))
+            edges[key] = merged
+    parent.edges = edges
 
 
 def _lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
@@ -348,7 +396,7 @@ def aggregate_edges(h: Hierarchy) -> None:
     for group in h.all_groups():
         group.edges = {}
     ops = h.ops
-    for u, v, k, d in h.model.graph.edges(keys=True, data=True):
+    for u, v, k, d in h.model.iter_edges():
         a, b = (ops[u], ops[u]) if u == v else _lowest_children(ops[u], ops[v])
         owner = a.parent
         agg = owner.edges.get((a, b))  # type: ignore[union-attr]
@@ -392,10 +440,7 @@ def build_hierarchy(
     if not structure:
         return h
     assign_templates(h)
-    if options.series and _scope_series(h, options.series_min):
+    if options.series:
+        _scope_series(h, options.series_min)
         _fix_depths(h.root)
-        _sort_children(h)
-        aggregate_edges(h)
-        _count_ops(h)
-        assign_templates(h)
     return h

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from .hierarchy import scope_path
+
 if TYPE_CHECKING:
     from .api import Graph
+    from .model import GraphModel
 
 __all__ = ["format_info", "graph_info"]
 
@@ -20,12 +23,10 @@ _TOP = 10
 def graph_info(graph: Graph) -> dict[str, Any]:
     """A JSON-ready summary of the discovery and of the selected graph."""
     model, discovery = graph.model, graph.discovery
-    h = graph.scopes()
-    top_level = [n for n, d in model.graph.nodes(data=True)
-                 if d["role"] == "op" and d.get("function") is None]
-    ops = Counter(model.graph.nodes[n]["op"] for n in top_level)
-    groups = [m for m in h.root.children if m.is_group]
-    groups.sort(key=lambda g: (-g.op_count, g.name))
+    nodes = model.graph.nodes
+    ops = Counter(d["op"] for _, d in nodes(data=True)
+                  if d["role"] == "op" and d.get("function") is None)
+    groups = _top_level_groups(model)
     return {
         "path": discovery.path,
         "source_kind": discovery.source_kind,
@@ -43,12 +44,37 @@ def graph_info(graph: Graph) -> dict[str, Any]:
         "missing_nodes": sum(1 for _, r in model.graph.nodes(data="role") if r == "missing"),
         "op_types": [{"op": op, "count": n} for op, n in
                      sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP]],
-        "groups": [{"name": g.name, "kind": g.kind, "ops": g.op_count} for g in groups[:_TOP]],
+        "groups": groups[:_TOP],
         "top_level_groups": len(groups),
         "inputs": [s.__dict__ for s in model.inputs],
         "outputs": [s.__dict__ for s in model.outputs],
         "warnings": [*discovery.warnings, *model.warnings.lines()],
     }
+
+
+def _top_level_groups(model: GraphModel) -> list[dict[str, Any]]:
+    """Top-level scopes with their op counts (function bodies included), largest first.
+
+    Counted from names alone: building the hierarchy would cost seconds on big graphs.
+    """
+    sizes: Counter[str] = Counter()
+    singles: list[str] = []
+    for name, role in model.graph.nodes(data="role"):
+        if role != "op":
+            continue
+        parts = scope_path(name)
+        if len(parts) > 1:
+            sizes[parts[0]] += 1
+        else:
+            singles.append(parts[0])
+    for name in singles:  # an op whose name is also a scope is drawn inside it
+        if name in sizes:
+            sizes[name] += 1
+    calls = {n for n, c in model.graph.nodes(data="calls") if c}
+    return [
+        {"name": name, "kind": "function" if name in calls else "scope", "ops": n}
+        for name, n in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
 
 
 def format_info(info: dict[str, Any]) -> str:

@@ -77,43 +77,98 @@ def _same(g1: nx.DiGraph, g2: nx.DiGraph) -> bool:
     return DiGraphMatcher(g1, g2, node_match=match, edge_match=match).is_isomorphic()
 
 
+class _Interner:
+    """Maps structural descriptions (nested tuples) to small ints, the same across groups."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple, int] = {}
+
+    def __call__(self, key: tuple) -> int:
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.ids) + 1
+        return found
+
+
+def _canonical(group: Group, label: dict[int, int], intern: _Interner
+               ) -> tuple[tuple, bool]:
+    """A description of the group's wiring, and whether it is canonical (exact).
+
+    With all children labelled differently the sorted labelled edge list determines the graph
+    up to isomorphism, so equal descriptions mean equal structure.  Duplicate labels are first
+    refined by their neighbourhoods (two rounds of colour refinement); only if duplicates remain
+    is the description a mere bucket key that needs an isomorphism check.
+    """
+    children = group.children
+    lab = {id(m): label[id(m)] for m in children}
+    edges = [(id(a), id(b), (agg.counts["data"], agg.counts["control"], agg.counts["ref"]))
+             for (a, b), agg in group.edges.items()]
+    for _ in range(2):
+        if len(set(lab.values())) == len(lab):
+            break
+        ins: dict[int, list] = {k: [] for k in lab}
+        outs: dict[int, list] = {k: [] for k in lab}
+        for a, b, t in edges:
+            outs[a].append((lab[b], t))
+            ins[b].append((lab[a], t))
+        lab = {k: intern((v, tuple(sorted(ins[k])), tuple(sorted(outs[k]))))
+               for k, v in lab.items()}
+    exact = len(set(lab.values())) == len(lab)
+    description = (tuple(sorted(lab.values())),
+                   tuple(sorted((lab[a], lab[b], t) for a, b, t in edges)))
+    return description, exact
+
+
+def _by_names(group: Group, label: dict[int, int]) -> tuple | None:
+    """The group's wiring keyed by its children's local names, or None if names repeat.
+
+    Two groups with equal results are isomorphic, the name bijection being the witness; this
+    proves the usual case (repeated blocks built by the same code) without a search.
+    """
+    names = {m.label: label[id(m)] for m in group.children}
+    if len(names) != len(group.children):
+        return None
+    edges = sorted((a.label, b.label, agg.counts["data"], agg.counts["control"],
+                    agg.counts["ref"]) for (a, b), agg in group.edges.items())
+    return tuple(sorted(names.items())), tuple(edges)
+
+
 def assign_templates(h: Hierarchy) -> Templates:
     """Give every group a ``template`` id (bottom-up) and return the template table."""
     label: dict[int, int] = {}
     op_ids: dict[str, int] = {}
-    signatures: dict[tuple, list[tuple[int, nx.DiGraph | None]]] = {}
+    intern = _Interner()
+    buckets: dict[tuple, list[tuple[int, tuple | None, nx.DiGraph | None]]] = {}
     instances: dict[int, list[Group]] = {}
-    next_id = [0]
-
-    def new_id() -> int:
-        next_id[0] += 1
-        return next_id[0]
-
+    next_id = 0
     for op in h.ops.values():
         label[id(op)] = op_ids.setdefault(op.op, -len(op_ids) - 1)
     for group in h.groups_bottom_up():
-        children = sorted(label[id(m)] for m in group.children)
-        edges = sorted(
-            (label[id(a)], label[id(b)], agg.counts["data"], agg.counts["control"],
-             agg.counts["ref"])
-            for (a, b), agg in group.edges.items()
-        )
+        description, exact = _canonical(group, label, intern)
         key = (group.kind == "function", group.function if group.kind == "function" else None,
-               tuple(children), tuple(edges))
-        bucket = signatures.setdefault(key, [])
+               description)
+        bucket = buckets.setdefault(key, [])
         template = None
-        if len(group.children) > _VERIFY_LIMIT:
+        named = graph = None
+        if exact or len(group.children) > _VERIFY_LIMIT:
             template = bucket[0][0] if bucket else None
-            graph = None
         else:
-            graph = _child_graph(group, label)
-            for tid, rep in bucket:
-                if rep is not None and _same(graph, rep):
-                    template = tid
-                    break
+            named = _by_names(group, label)
+            template = next((tid for tid, rep, _ in bucket if named is not None and rep == named),
+                            None)
+            if template is None and bucket:
+                graph = _child_graph(group, label)
+                for tid, _, rep_graph in bucket:
+                    if rep_graph is None:
+                        continue
+                    if _same(graph, rep_graph):
+                        template = tid
+                        break
         if template is None:
-            template = new_id()
-            bucket.append((template, graph))
+            next_id += 1
+            template = next_id
+            bucket.append((template, named, graph or _child_graph(group, label)
+                           if not exact else None))
         group.template = template
         label[id(group)] = template
         instances.setdefault(template, []).append(group)

@@ -30,6 +30,7 @@ __all__ = [
 M = TypeVar("M", bound=Message)
 
 _POSITION_PREFIX = re.compile(r"^\d+:\d+ : ")
+_OUR_PACKAGES = re.compile(r'"(?:tensorboard|graphviz_tb)\.')  # users know "GraphDef"
 _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 
 
@@ -50,7 +51,7 @@ def parse_binary(cls: type[M], data: bytes, name: str, what: str) -> M:
     message = cls()
     try:
         message.ParseFromString(data)
-    except (DecodeError, RuntimeError) as exc:
+    except DecodeError as exc:
         raise InputError(
             f"{name}: cannot decode it as a binary {what} ({exc}); the file is corrupt, cut short "
             "or not a TensorFlow graph"
@@ -65,7 +66,7 @@ def parse_text(cls: type[M], data: bytes, name: str) -> M:
     endings are accepted, both of which real TensorFlow test files contain.
     """
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{name}: not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x}), so not "
@@ -76,7 +77,7 @@ def parse_text(cls: type[M], data: bytes, name: str) -> M:
         text_format.Parse(text, message)
     except text_format.ParseError as exc:
         line, column = exc.GetLine(), exc.GetColumn()
-        detail = _POSITION_PREFIX.sub("", str(exc)).replace('"tensorboard.', '"')
+        detail = _OUR_PACKAGES.sub('"', _POSITION_PREFIX.sub("", str(exc)))
         where = f"{name}:{line}:{column}" if line is not None else name
         raise InputError(f"{where}: {detail}") from None
     return message

@@ -28,19 +28,7 @@ from ._proto import is_plausible_graph
 from .savedmodel import SavedModel, find_saved_model_file
 from .tfrecord import is_tfrecord_header
 
-__all__ = ["FORMATS", "Detected", "detect", "is_keras_config"]
-
-#: What :func:`detect` can answer, one reader each.
-FORMATS = (
-    "logdir",  # a directory of TensorBoard event files (searched recursively)
-    "savedmodel",  # a SavedModel directory, or its saved_model.pb / .pbtxt
-    "events",  # one TensorBoard event file (TFRecord)
-    "metagraph",  # a MetaGraphDef (.meta)
-    "graphdef",  # a GraphDef (.pb / .pbtxt)
-    "keras",  # a Keras v3 model archive (.keras, a zip holding config.json)
-    "keras-h5",  # a Keras HDF5 model (.h5)
-    "keras-json",  # a Keras model config saved as JSON (model.to_json())
-)
+__all__ = ["Detected", "detect", "is_keras_config"]
 
 _HEAD_SIZE = 64 * 1024
 
@@ -58,12 +46,13 @@ _MAGIC: tuple[tuple[int, bytes, str], ...] = (
 )
 _HDF5 = b"\x89HDF\r\n\x1a\n"
 _ZIP = (b"PK\x03\x04", b"PK\x05\x06")
+_BOM = b"\xef\xbb\xbf"
+_CHECKPOINT_INDEX_MAGIC = bytes.fromhex("57fb808b247547db")  # the last 8 bytes of a .index file
 _TEXT_HINTS = (".pbtxt", ".pbtext", ".prototxt", ".txt", ".textproto", ".txtpb")
 
 # A protobuf text message starts with a field name followed by ``{``, ``<`` or ``:``.
 _COMMENT_LINES = re.compile(rb"\A(?:[ \t\r\n\f]*#[^\n]*\n)*[ \t\r\n\f]*")
 _FIRST_FIELD = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)[ \t\r\n]*[{<:]")
-_GRAPHDEF_FIELDS = {b"node", b"library", b"versions", b"version", b"debug_info"}
 _METAGRAPH_FIELDS = {b"meta_info_def", b"graph_def", b"saver_def", b"collection_def",
                      b"signature_def", b"asset_file_def", b"object_graph_def"}
 _SAVEDMODEL_FIELDS = {b"saved_model_schema_version", b"meta_graphs"}
@@ -76,7 +65,10 @@ class Detected:
     Attributes
     ----------
     format:
-        One of :data:`FORMATS`.
+        Which reader reads it: ``logdir`` (a directory of event files), ``savedmodel`` (a
+        SavedModel directory or its saved_model.pb/.pbtxt), ``events`` (one event file),
+        ``metagraph``, ``graphdef``, ``keras`` (a .keras archive), ``keras-h5`` or
+        ``keras-json`` (``model.to_json()`` output).
     text:
         The protobuf is in text format.
     message:
@@ -103,15 +95,15 @@ def detect(path: str | os.PathLike[str]) -> Detected:
     """
     given = Path(path)
     name = os.fspath(path)
-    if given.is_dir():
-        return Detected("savedmodel" if find_saved_model_file(given) else "logdir")
-    if not given.exists():
-        raise InputError(f"{name} does not exist")
     try:
+        if given.is_dir():
+            return Detected("savedmodel" if find_saved_model_file(given) else "logdir")
         with open(given, "rb") as stream:
             head = stream.read(_HEAD_SIZE)
+    except FileNotFoundError:
+        raise InputError(f"{name} does not exist") from None
     except OSError as exc:
-        raise InputError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+        raise InputError(f"{name}: cannot read it ({exc.strerror or exc})") from None
     if not head:
         raise NoGraphError(f"{name} is empty: it holds no ops")
     return _detect_content(given, name, head)
@@ -162,16 +154,20 @@ def _as_text(head: bytes) -> str | None:
 
 
 def _detect_text(path: Path, name: str, head: bytes, text: str) -> Detected:
+    head = head.removeprefix(_BOM)
     body = head[_COMMENT_LINES.match(head).end():]  # type: ignore[union-attr]
     first = _FIRST_FIELD.match(body)
     if first:
         field = first.group(1)
+        if field == b"model_checkpoint_path":
+            raise InputError(f"{name} is a TensorFlow checkpoint state file; the graph is in the "
+                             ".meta file next to it (or export a SavedModel)")
         if field in _SAVEDMODEL_FIELDS:
             return Detected("savedmodel", text=True)
         if field in _METAGRAPH_FIELDS:
             return Detected("metagraph", text=True)
         return Detected("graphdef", text=True)  # errors then point at the line
-    stripped = text.lstrip()
+    stripped = text.removeprefix("\ufeff").lstrip()
     if stripped.startswith(("{", "[")):
         return _detect_json(path, name)
     if path.suffix.lower() in _TEXT_HINTS:
@@ -208,6 +204,9 @@ def _detect_binary(path: Path, name: str) -> Detected:
             data = stream.read()
     except OSError as exc:
         raise InputError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+    if data.endswith(_CHECKPOINT_INDEX_MAGIC):
+        raise InputError(f"{name} is a TensorFlow checkpoint index (weights, no graph); the "
+                         "graph is in the .meta file next to it (or export a SavedModel)")
     candidates = ["graphdef", "metagraph", "savedmodel"]
     if path.name.startswith("saved_model") or data[:1] == b"\x08":
         candidates = ["savedmodel", "graphdef", "metagraph"]
@@ -240,7 +239,7 @@ def _trial_parse(fmt: str, data: bytes) -> Message | None:
                         "savedmodel": SavedModel}[fmt]()
     try:
         message.ParseFromString(data)
-    except (DecodeError, RuntimeError):
+    except DecodeError:
         return None
     return message
 

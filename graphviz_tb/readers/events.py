@@ -2,22 +2,19 @@
 
 A logdir is searched recursively for files whose name contains ``tfevents``; a run is a file's
 directory relative to the logdir (``"."`` for the logdir itself), as in TensorBoard.  Graphs hide
-in several places of an ``Event``:
+in several places of an ``Event``; each origin says which:
 
-=================================  ===========================  ==================================
-where                              written by                   origin
-=================================  ===========================  ==================================
-``Event.graph_def``                TF1 ``FileWriter.add_graph``,  ``event:graph_def``
-                                   PyTorch ``add_graph``
-``Event.meta_graph_def``           TF1 ``add_meta_graph``       ``event:meta_graph_def``
-``Event.tagged_run_metadata``      TF1 ``add_run_metadata``     ``event:function_graph`` (one per
-                                                                function graph) or
-                                                                ``event:run_metadata`` (partition
-                                                                graphs)
-summary ``graph_run_metadata*``    TF2 ``tf.summary.            ``event:trace``
-                                   trace_export``
-summary ``graph_keras_model``      Keras' TensorBoard callback  ``event:keras`` (conceptual)
-=================================  ===========================  ==================================
+* ``Event.graph_def``, from TF1's ``FileWriter.add_graph`` and PyTorch's ``add_graph``:
+  ``event:graph_def``;
+* ``Event.meta_graph_def``, from TF1's ``add_meta_graph`` (and ``FileWriter(graph=...)``):
+  ``event:meta_graph_def``;
+* ``Event.tagged_run_metadata``, from TF1's ``add_run_metadata``: one ``event:function_graph``
+  per function graph, else one ``event:run_metadata`` per partition graph (PyTorch's holds step
+  stats only and is skipped);
+* summaries of the ``graph_run_metadata_graph`` / ``graph_run_metadata`` plugins, from TF2's
+  ``tf.summary.trace_export``: ``event:trace``;
+* summaries of the ``graph_keras_model`` plugin (tag ``keras``), from Keras' TensorBoard
+  callback: ``event:keras``, a conceptual graph.
 
 Every record is read and CRC-checked during discovery, but graph bytes are not parsed: a source
 remembers its file, record offset and place in the event, and ``load()`` re-reads that record.
@@ -50,6 +47,9 @@ __all__ = ["discover_file", "discover_logdir", "event_files", "merge_graphs"]
 
 _TRACE_PLUGINS = ("graph_run_metadata_graph", "graph_run_metadata")
 _KERAS_PLUGIN = "graph_keras_model"
+# Cheap filters that skip the bulk of a log (scalars, histograms) before building anything.
+_GRAPH_FIELDS = frozenset({"graph_def", "meta_graph_def", "tagged_run_metadata"})
+_GRAPH_PLUGIN_PREFIX = b"graph_"  # every plugin above starts with it
 # RunMetadata field numbers (config.proto): graphs are counted without parsing them.
 _PARTITION_GRAPHS, _FUNCTION_GRAPHS = 3, 4
 
@@ -138,18 +138,19 @@ def _scan(path: Path, run: str) -> Iterator[GraphSource]:
         except DecodeError:
             raise InputError(f"{name}: record at byte {offset} is not a TensorBoard event "
                              "(is this a TFRecord file of another kind?)") from None
-        yield from _sources_in(event, _Place(name, offset, ""), run)
+        what = event.WhichOneof("what")
+        if what in _GRAPH_FIELDS or (what == "summary" and _GRAPH_PLUGIN_PREFIX in data):
+            yield from _sources_in(event, _Place(name, offset, what), run)
 
 
 def _sources_in(event: Event, place: _Place, run: str) -> Iterator[GraphSource]:
-    what = event.WhichOneof("what")
+    """The graphs of one event that holds some (checked by the caller, for speed)."""
     step, wall_time = event.step, event.wall_time
     base = f"{run} · step {step} · "
-    if what in ("graph_def", "meta_graph_def"):
-        yield GraphSource(name=base + what, kind="op", origin=f"event:{what}",
-                          load=_loader(replace(place, what=what)),
-                          run=run, step=step, wall_time=wall_time)
-    elif what == "tagged_run_metadata":
+    if place.what in ("graph_def", "meta_graph_def"):
+        yield GraphSource(name=base + place.what, kind="op", origin=f"event:{place.what}",
+                          load=_loader(place), run=run, step=step, wall_time=wall_time)
+    elif place.what == "tagged_run_metadata":
         tag = event.tagged_run_metadata.tag
         counts = _graph_counts(event.tagged_run_metadata.run_metadata, place)
         functions, partitions = counts.get(_FUNCTION_GRAPHS, 0), counts.get(_PARTITION_GRAPHS, 0)
@@ -158,15 +159,15 @@ def _sources_in(event: Event, place: _Place, run: str) -> Iterator[GraphSource]:
         for index in range(count):
             yield GraphSource(
                 name=f"{base}{tag} ({label} {index + 1}/{count})", kind="op", origin=origin,
-                load=_loader(replace(place, what=what, graph=index)),
+                load=_loader(replace(place, graph=index)),
                 run=run, tag=tag, step=step, wall_time=wall_time,
             )
-    elif what == "summary":
+    else:
         for index, value in enumerate(event.summary.value):
             plugin = value.metadata.plugin_data.plugin_name
-            here = replace(place, what="summary", value=index)
+            here = replace(place, value=index)
             if plugin == _KERAS_PLUGIN:
-                yield GraphSource(name=f"{base}{value.tag} (keras conceptual)", kind="conceptual",
+                yield GraphSource(name=f"{base}{value.tag} (conceptual)", kind="conceptual",
                                   origin="event:keras", load=_loader(here),
                                   run=run, tag=value.tag, step=step, wall_time=wall_time)
             elif plugin in _TRACE_PLUGINS and value.tensor.string_val:

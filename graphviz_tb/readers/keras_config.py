@@ -36,6 +36,7 @@ _SKIPPED_KEYS = frozenset({"name", "function", "function_type", "module", "outpu
                            "layers", "input_layers", "output_layers", "registered_name"})
 _MAX_ATTR_CHARS = 256
 _KERAS_TENSOR = "__keras_tensor__"
+_CONSTANT = "_CONSTANT_VALUE"  # Keras 2's stand-in for a constant first call argument
 
 
 #: ``(layer name, node index, tensor index, shape or None)``: one tensor a layer consumed.
@@ -67,8 +68,14 @@ def to_graph_def(config: Mapping[str, Any] | str | bytes) -> GraphDef:
             config = json.loads(config)
         except ValueError as exc:
             raise ConfigError(f"the Keras model config is not valid JSON ({exc})") from None
-    if not isinstance(config, Mapping) or _layers_of(config) is None:
-        raise ConfigError("the JSON is not a Keras model config (no model with 'layers')")
+    if not isinstance(config, Mapping):
+        raise ConfigError("the JSON is not a Keras model config (not an object)")
+    if _layers_of(config) is None:
+        raise ConfigError(
+            f"the Keras config of a {config.get('class_name', 'model')} lists no layers, so there "
+            "is no conceptual graph (subclassed models and bare layers keep their structure in "
+            "code)"
+        )
     builder = _Builder()
     builder.add_model(config, scope="")
     return builder.finish()
@@ -175,8 +182,10 @@ class _Builder:
         if isinstance(shape, list) and all(
             dim is None or (isinstance(dim, int) and not isinstance(dim, bool)) for dim in shape
         ):
-            node_name, _, index = ref.partition(":")
-            self.shapes.setdefault(node_name, {}).setdefault(int(index or 0), shape)
+            node_name, separator, index = ref.rpartition(":")
+            if not (separator and index.isdigit()):
+                node_name, index = ref, "0"
+            self.shapes.setdefault(node_name, {}).setdefault(int(index), shape)
 
     def _feed(self, entries: list[str], refs: list[str]) -> None:
         """Wire the tensors a nested model is called on to its input layers, in order."""
@@ -264,14 +273,18 @@ def _histories(call: Any, layers: Collection[str]) -> Iterator[_History]:
     if isinstance(call, Mapping):  # Keras 3: {"args": [...], "kwargs": {...}}
         yield from _keras_tensors(call.get("args", ()))
         yield from _keras_tensors(call.get("kwargs", {}))
-        return
-    if isinstance(call, list):  # Keras 2: [[layer, node_index, tensor_index, kwargs], ...]
-        for entry in call:
-            history = _history(entry)
-            if history:
-                yield history
-                if len(entry) > 3:
-                    yield from _keras2_kwarg_tensors(entry[3], layers)
+    elif isinstance(call, list):
+        # Keras 2: the first call argument's structure, each tensor as
+        # [layer, node_index, tensor_index, kwargs]; a lone tensor may come unwrapped.
+        history = _history(call)
+        if history is None:
+            for item in call:
+                yield from _histories(item, layers)
+            return
+        if history[0] != _CONSTANT:
+            yield history
+        if len(call) > 3:
+            yield from _keras2_kwarg_tensors(call[3], layers)
 
 
 def _keras2_kwarg_tensors(value: Any, layers: Collection[str]) -> Iterator[_History]:

@@ -17,7 +17,7 @@ from google.protobuf.message import Message
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
-from ..errors import InputError, TensorFlowRequired
+from ..errors import InputError, NoGraphError, TensorFlowRequired
 from ._proto import check_has_ops
 from .base import Discovery, GraphSource, TensorSpec
 from .keras_config import ConfigError, to_graph_def
@@ -132,6 +132,8 @@ def _discover_proto(message: Message) -> Discovery:
                                  "MetaGraphDef", "live"),))
     if kind == "SavedModel":
         saved_model = SavedModel.FromString(data)
+        if not saved_model.meta_graphs:
+            raise NoGraphError("the SavedModel holds no meta graphs")
         return _live(tuple(source_for(meta, "the SavedModel", f"SavedModel #{index}", "live")
                            for index, meta in enumerate(saved_model.meta_graphs)))
     raise InputError(f"cannot draw a {message.DESCRIPTOR.full_name} protobuf; pass a GraphDef, "

@@ -71,14 +71,14 @@ def _read_one(stream: BinaryIO, offset: int, size: int, name: str) -> bytes | No
             f"{name}: record at byte {offset} is cut short at byte {size} "
             f"(it needs {end - size} more bytes; was the file still being written?)"
         )
-    data = stream.read(length)
-    footer = stream.read(_FOOTER.size)
-    if len(data) < length or len(footer) < _FOOTER.size:
+    body = stream.read(length + _FOOTER.size)
+    if len(body) < length + _FOOTER.size:
         raise CorruptRecordError(
             f"{name}: record at byte {offset} is cut short at byte "
-            f"{offset + _HEADER.size + len(data) + len(footer)}"
+            f"{offset + _HEADER.size + len(body)} (the file shrank while being read)"
         )
-    if masked_crc32c(data) != _FOOTER.unpack(footer)[0]:
+    data = body[:length]
+    if masked_crc32c(data) != _FOOTER.unpack_from(body, length)[0]:
         raise CorruptRecordError(f"{name}: record at byte {offset} is corrupt (data CRC mismatch)")
     return data
 
@@ -100,7 +100,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
             offset = 0
             while (data := _read_one(stream, offset, size, name)) is not None:
                 yield offset, data
-                offset = stream.tell()
+                offset += _HEADER.size + len(data) + _FOOTER.size
     except OSError as exc:
         raise InputError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
 

@@ -1,0 +1,456 @@
+"""The interactive HTML viewer: one self-contained, offline file.
+
+Python does the heavy lifting once: it builds the hierarchy, lays out the initial view with
+Graphviz (exactly what the SVG output shows) and embeds everything the page needs as compact,
+column-oriented JSON:
+
+* every member of the hierarchy (ops and groups): parent, name (as a suffix of an ancestor's
+  name), kind, op type, collapsed size and label, colour keys (structure template, op type,
+  device, dtype);
+* every group's aggregated edges between its children, in the order :func:`~graphviz_tb.layout.
+  compute_layout` feeds them to Graphviz, with their shape labels and widths;
+* every op edge (for tracing and for the details panel), ordered by the aggregated edge that
+  stands for it;
+* per-op details: attributes (already cut by :mod:`graphviz_tb.attrs`) and outputs, both
+  interned, because most ops share them;
+* the per-group layouts of the groups open at first.
+
+The page (``viewer/src``, bundled at build time into ``viewer/bundle.js`` with Graphviz compiled
+to WebAssembly) draws that at once, and re-lays out in place with the same per-group algorithm
+when a group is opened or closed.
+
+Model strings are never parsed as markup: the JSON is embedded with ``<``, ``>`` and ``&``
+escaped, and the page only ever puts them in the DOM as text.  A Content-Security-Policy allows
+the inline script and style by hash and forbids every outside load.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import GraphvizTbError
+from ..hierarchy import AggEdge, Group, Member, OpNode
+from ..layout import (
+    LABEL_H,
+    PAD,
+    GroupLayout,
+    Scene,
+    Stub,
+    edge_label,
+    leaf_size,
+)
+from ..model import CONTROL, DATA, REF
+from ..shapes import format_shape
+from ..structure import UNIQUE_COLOR
+from .dot import THEMES, clean_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..api import Graph
+    from ..hierarchy import Hierarchy
+    from ..options import RenderOptions
+
+__all__ = ["VIEWER_DIR", "build_data", "render_html"]
+
+VIEWER_DIR = Path(__file__).with_name("viewer")
+#: Format of the embedded data; the bundle refuses data of another version.
+DATA_VERSION = 1
+
+_KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
+_ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
+_EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+class _Interner:
+    """Values -> dense indices, so repeated attribute maps, labels and keys are stored once."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[Any] = []
+
+    def __call__(self, key: Any, value: Any = None) -> int:
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.values)
+            self.values.append(key if value is None else value)
+        return i
+
+
+def _r(x: float) -> float | int:
+    """Coordinates to 0.1 pt: plenty for drawing, and a third of the JSON."""
+    v = round(x, 1)
+    return int(v) if v == int(v) else v
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: spell them as strings (attribute values may hold them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _script_safe(text: str) -> str:
+    """JSON made safe inside ``<script type="application/json">``: no ``</script>``, no ``<!--``,
+    and no lone surrogates (which UTF-8 cannot encode)."""
+    text = (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+# --------------------------------------------------------------------------- the data
+
+
+class _Builder:
+    """Collects the embedded data; see the module docstring for what and why."""
+
+    def __init__(self, h: Hierarchy, scene: Scene, options: RenderOptions,
+                 keep: set[Member] | None) -> None:
+        self.h, self.scene, self.options, self.keep = h, scene, options, keep
+        self.model = h.model
+        self.ids: dict[Member, int] = {}
+        self.members: list[Member] = []
+
+    # -- members
+
+    def _order(self) -> None:
+        """Root first, then every member parents-before-children (the order ``walk`` gives)."""
+        self.ids[self.h.root] = 0
+        self.members.append(self.h.root)
+        stack: list[Member] = list(reversed(self.h.root.children))
+        while stack:
+            m = stack.pop()
+            if self.keep is not None and m not in self.keep:
+                continue
+            self.ids[m] = len(self.members)
+            self.members.append(m)
+            if isinstance(m, Group):
+                stack.extend(reversed(m.children))
+
+    def _name_parts(self, m: Member) -> tuple[int, str]:
+        """The nearest ancestor whose name prefixes ``m``'s, and the rest of the name."""
+        for anc in m.ancestors():
+            if anc.name and m.name.startswith(anc.name + "/") and anc in self.ids:
+                return self.ids[anc], m.name[len(anc.name) + 1:]
+        return -1, m.name
+
+    def _device_keys(self) -> dict[Group, str]:
+        """Each group's commonest device among all its ops (bottom-up, so linear)."""
+        graph = self.model.graph
+        counts: dict[Group, Counter[str]] = {}
+        for m in reversed(self.members):
+            if isinstance(m, Group):
+                c = counts.setdefault(m, Counter())
+            else:
+                c = Counter({graph.nodes[m.name]["device"] or "(no device)": 1})
+            parent = m.parent
+            if parent is not None and parent in self.ids:
+                counts.setdefault(parent, Counter()).update(c)
+        return {g: c.most_common(1)[0][0] for g, c in counts.items() if c}
+
+    def members_data(self) -> dict[str, Any]:
+        self._order()
+        h, graph = self.h, self.model.graph
+        templates = h.templates
+        rank = {t: i for i, t in enumerate(templates.repeated)} if templates else {}
+        op_keys: Counter[str] = Counter()
+        dev_keys: Counter[str] = Counter()
+        dt_keys: Counter[str] = Counter()
+        op_dtype: dict[OpNode, str] = {}
+        for m in self.members:
+            if isinstance(m, OpNode):
+                data = graph.nodes[m.name]
+                outs = self.model.op_outputs(m.name)
+                op_dtype[m] = (outs[0].dtype if outs else None) or "(unknown)"
+                op_keys[m.op] += 1
+                dev_keys[data["device"] or "(no device)"] += 1
+                dt_keys[op_dtype[m]] += 1
+        group_dev = self._device_keys()  # always among the ops' devices
+        ops = [k for k, _ in sorted(op_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
+        devs = [k for k, _ in sorted(dev_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
+        dts = [k for k, _ in sorted(dt_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
+        op_i = {k: i for i, k in enumerate(ops)}
+        dev_i = {k: i for i, k in enumerate(devs)}
+        dt_i = {k: i for i, k in enumerate(dts)}
+
+        attrs, outs = _Interner(), _Interner()
+        cols: dict[str, list[Any]] = {k: [] for k in (
+            "parent", "nb", "ns", "kind", "type", "w", "h", "tpl", "dev", "dt", "nops",
+            "attr", "out")}
+        labels: dict[int, str] = {}
+        captions: dict[int, str] = {}
+        functions: dict[int, str] = {}
+        calls: dict[int, list[str]] = {}
+        notes: dict[int, list[str]] = {}
+        for i, m in enumerate(self.members):
+            nb, ns = self._name_parts(m) if i else (-1, "")
+            w, hh, lines = leaf_size(m) if i else (0.0, 0.0, ("",))
+            cols["parent"].append(self.ids[m.parent] if m.parent is not None else -1)
+            cols["nb"].append(nb)
+            cols["ns"].append(ns)
+            cols["w"].append(_r(w))
+            cols["h"].append(_r(hh))
+            if i and lines[0] != ns:
+                labels[i] = lines[0]
+            if isinstance(m, Group):
+                cols["kind"].append(_KINDS.get(m.kind, 2))
+                cols["type"].append(-1)
+                t = rank.get(m.template) if m.template is not None else None
+                cols["tpl"].append(-1 if t is None else t)
+                cols["dev"].append(dev_i.get(group_dev.get(m, ""), -1))
+                cols["dt"].append(-1)
+                cols["nops"].append(m.op_count)
+                cols["attr"].append(-1)
+                cols["out"].append(-1)
+                if len(lines) > 1:
+                    captions[i] = lines[1]
+                if m.function:
+                    functions[i] = m.function
+                continue
+            assert isinstance(m, OpNode)
+            data = graph.nodes[m.name]
+            cols["kind"].append(-_ROLES.get(m.role, 0))
+            cols["type"].append(op_i[m.op])
+            cols["tpl"].append(-1)
+            cols["dev"].append(dev_i[data["device"] or "(no device)"])
+            cols["dt"].append(dt_i[op_dtype[m]])
+            cols["nops"].append(1)
+            decoded = self.model.attrs(m.name)
+            cols["attr"].append(attrs(_json(decoded), decoded) if decoded else -1)
+            infos = [[o.dtype, format_shape(o) or None] for o in self.model.op_outputs(m.name)]
+            cols["out"].append(outs(_json(infos), infos) if infos else -1)
+            if data.get("calls"):
+                calls[i] = list(data["calls"])
+            extra = []
+            if data.get("function"):
+                extra.append(f"in the body of function {data['function']}")
+            if m.role == "missing":
+                extra.append("missing: named as an input, but no such op exists")
+            if data.get("recursion_cut"):
+                extra.append("recursion cut here: the function calls itself")
+            if data.get("shape_error"):
+                extra.append(f"shape error: {data['shape_error']}")
+            if extra:
+                notes[i] = extra
+        tpl_table = []
+        if templates is not None:
+            for t in templates.repeated:
+                rep = templates.representative(t)
+                tpl_table.append([rep.label, len(templates.instances[t])])
+        return {
+            **cols, "labels": labels, "captions": captions, "functions": functions,
+            "calls": calls, "notes": notes, "attrs": attrs.values, "outs": outs.values,
+            "opTypes": ops, "devices": devs, "dtypes": dts, "templates": tpl_table,
+        }
+
+    # -- edges
+
+    def edges_data(self) -> dict[str, Any]:
+        """Aggregated edges group by group, and the op edges each stands for, in that order."""
+        h, graph, options = self.h, self.model.graph, self.options
+        labels = _Interner()
+        labels("")
+        agg_cols: dict[str, list[Any]] = {k: [] for k in (
+            "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae")}
+        op_edges: list[int] = []
+        self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
+        for g in self.members:
+            if not isinstance(g, Group):
+                continue
+            gi = self.ids[g]
+            items = sorted(g.edges.items(), key=lambda kv: (kv[0][0].name, kv[0][1].name))
+            for (a, b), agg in items:
+                if a not in self.ids or b not in self.ids:
+                    continue
+                self.agg_index[id(agg.edges)] = len(agg_cols["ag"])
+                label = edge_label(h, agg, dtypes=options.dtypes) if options.shapes else ""
+                agg_cols["ag"].append(gi)
+                agg_cols["as"].append(self.ids[a])
+                agg_cols["ad"].append(self.ids[b])
+                agg_cols["an"].append(agg.counts[DATA])
+                agg_cols["ac"].append(agg.counts[CONTROL])
+                agg_cols["ar"].append(agg.counts[REF])
+                agg_cols["ab"].append(agg.back)
+                agg_cols["al"].append(labels(label))
+                agg_cols["aw"].append(_width(h, agg))
+                n = 0
+                for u, v, k in agg.edges:
+                    ou, ov = h.ops[u], h.ops[v]
+                    if ou not in self.ids or ov not in self.ids:
+                        continue
+                    d = graph.edges[u, v, k]
+                    code = _EDGE_KINDS[d["kind"]] | (4 if d["back"] else 0) | (
+                        d["src_output"] << 3)
+                    op_edges.extend((self.ids[ou], self.ids[ov], code, d["dst_input"]))
+                    n += 1
+                agg_cols["ae"].append(n)
+        return {**agg_cols, "edgeLabels": labels.values, "E": op_edges}
+
+    # -- the initial layouts
+
+    def layouts_data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for g, loc in self.scene.layouts.items():
+            if g not in self.ids:
+                continue
+            out[str(self.ids[g])] = self._layout(loc)
+        return out
+
+    def _layout(self, loc: GroupLayout) -> dict[str, Any]:
+        """One group's layout: member positions, stubs, auxiliary members and wires."""
+        stubs: dict[int, int] = {}  # id(stub) -> index
+        stub_rows: list[list[Any]] = []
+        near: dict[int, Member] = {}  # id(stub) -> the member at its other end
+        for wire in loc.wires:
+            src, dst = wire.agg.src, wire.agg.dst
+            if isinstance(src, Stub):
+                near[id(src)] = dst
+            if isinstance(dst, Stub):
+                near[id(dst)] = src
+        nodes: list[float | int] = []
+        sizes = self.scene.sizes
+        for m, (x, y) in loc.pos.items():
+            if m in self.ids:
+                nodes.extend((self.ids[m], _r(x), _r(y)))
+                continue
+            target = getattr(m, "target", None)
+            other = near.get(id(m))
+            if target is None or target not in self.ids or other not in self.ids:
+                continue
+            w, hh = sizes.get(m, (0.0, 0.0))
+            stubs[id(m)] = len(stub_rows)
+            stub_rows.append([self.ids[target], self.ids[other], _r(x), _r(y), _r(w), _r(hh)])
+
+        def ref(m: Member) -> int | None:
+            if m in self.ids:
+                return self.ids[m]
+            s = stubs.get(id(m))
+            return None if s is None else -1 - s
+
+        wires = []
+        for wire in loc.wires:
+            a, b = ref(wire.agg.src), ref(wire.agg.dst)
+            agg = self.agg_index.get(id(wire.agg.edges))
+            if a is None or b is None or agg is None or not wire.points:
+                continue
+            pts = [_r(v) for p in wire.points for v in p]
+            tip = [_r(wire.arrow[0]), _r(wire.arrow[1])] if wire.arrow else None
+            lp = [_r(wire.label_pos[0]), _r(wire.label_pos[1])] if wire.label_pos else None
+            wires.append([a, b, agg, pts, tip, lp])
+        return {"w": _r(loc.width), "h": _r(loc.height), "n": nodes, "s": stub_rows,
+                "e": wires}
+
+
+def _width(h: Hierarchy, agg: AggEdge) -> float:
+    from ..layout import _edge_width
+
+    return _edge_width(h, agg)
+
+
+def build_data(graph: Graph, options: RenderOptions,
+               progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Everything the viewer embeds, as one JSON-ready dict."""
+    from .scene import build_scene, focus_members
+
+    h, scene = build_scene(graph, options, progress=progress)
+    keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
+    b = _Builder(h, scene, options, keep)
+    data: dict[str, Any] = {"version": DATA_VERSION}
+    data.update(b.members_data())
+    data.update(b.edges_data())
+    data["layouts"] = b.layouts_data()
+    data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
+    data["options"] = {
+        "title": options.title or graph.name, "rankdir": options.rankdir,
+        "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,
+        "shapes": options.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
+    }
+    data["themes"] = THEMES
+    data["unique"] = UNIQUE_COLOR
+    data["warnings"] = graph.model.warnings.lines()[:50]
+    return data
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def _read_viewer() -> tuple[str, str]:
+    bundle = VIEWER_DIR / "bundle.js"
+    if not bundle.is_file():
+        raise GraphvizTbError(
+            f"the HTML viewer is not built ({bundle} is missing); run 'make viewer' "
+            "(it needs Node.js and npm) in the graphviz_tb source tree"
+        )
+    script = bundle.read_text(encoding="utf-8")
+    style = (VIEWER_DIR / "viewer.css").read_text(encoding="utf-8")
+    # A bundle is inlined between <script> tags: it must not close them itself.
+    script = re.sub(r"</(script)", r"<\\/\1", script, flags=re.IGNORECASE)
+    return script, style
+
+
+def render_html(graph: Graph, options: RenderOptions,
+                progress: Callable[[int, int], None] | None = None) -> str:
+    """The viewer page for ``graph``: one self-contained HTML document."""
+    script, style = _read_viewer()
+    data = build_data(graph, options, progress)
+    payload = _script_safe(_json(data))
+    title = html.escape(clean_text(options.title or graph.name, 200), quote=True)
+    csp = "; ".join([
+        "default-src 'none'",
+        f"script-src {_csp_hash(script)} 'wasm-unsafe-eval'",
+        f"style-src {_csp_hash(style)}",
+        "img-src data: blob:",
+        "connect-src 'none'",
+        "font-src 'none'",
+        "media-src 'none'",
+        "object-src 'none'",
+        "frame-src 'none'",
+        "worker-src 'none'",
+        "manifest-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+    ])
+    theme = "dark" if options.theme == "dark" else "light"
+    return (
+        "<!DOCTYPE html>\n"
+        f"<html lang=\"en\" data-theme=\"{theme}\">\n<head>\n"
+        "<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta name=\"generator\" content=\"graphviz_tb\">\n"
+        f"<title>{title}</title>\n"
+        f"<style>{style}</style>\n"
+        "</head>\n<body>\n"
+        "<div id=\"app\"><noscript>This graph viewer needs JavaScript.</noscript></div>\n"
+        f"<script type=\"application/json\" id=\"tbgraph-data\">{payload}</script>\n"
+        f"<script>{script}</script>\n"
+        "</body>\n</html>\n"
+    )

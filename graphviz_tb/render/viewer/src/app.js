@@ -1,0 +1,425 @@
+// The viewer's state and actions: which groups are open, selection, trace, colours, the view
+// transform; re-layout in place and redraw.
+
+import { Layouts, cmp } from "./layout.js";
+import { drawScene, svgEl } from "./draw.js";
+
+const MIN_ZOOM = 0.01;
+const MAX_ZOOM = 8;
+
+export class App {
+  constructor(graph, data, svg) {
+    this.g = graph;
+    this.data = data;
+    this.options = data.options;
+    this.themes = data.themes;
+    this.unique = data.unique;
+    this.svg = svg;
+    this.viewport = svgEl("g", { class: "viewport" }, svg);
+    this.layouts = new Layouts(graph, data.options);
+    for (const k in data.layouts) this.layouts.layouts.set(+k, data.layouts[k]);
+    this.defaultExpanded = new Set(data.expanded);
+    this.expanded = new Set(data.expanded);
+    this.expanded.add(0);
+    this.selected = -1;
+    this.trace = null;
+    this.traceControl = true;
+    this.colorBy = this.options.colorBy;
+    this.theme = this.options.theme;
+    this.view = { k: 1, tx: 0, ty: 0 };
+    this.scene = null;
+    this.els = null;
+    this.listeners = new Set();
+    this.busy = Promise.resolve();
+    this.lastLayoutMs = 0;
+  }
+
+  on(fn) { this.listeners.add(fn); }
+  emit(what) { for (const fn of this.listeners) fn(what); }
+
+  // ----------------------------------------------------------------------- visibility
+
+  isOpen(i) {
+    const g = this.g;
+    if (!g.isGroup(i) || !this.expanded.has(i)) return false;
+    for (let p = g.parent[i]; p >= 0; p = g.parent[p]) if (!this.expanded.has(p)) return false;
+    return true;
+  }
+
+  isDrawn(i) {
+    return this.scene !== null && this.scene.index.has(i);
+  }
+
+  // Open groups that are drawn, root excluded.
+  openGroups() {
+    return this.scene.boxes.filter((b) => !b.stub && b.open).map((b) => b.m);
+  }
+
+  visibleNodes() {
+    if (!this.scene) return [];
+    return this.scene.boxes.filter((b) => !b.stub).map((b) => this.g.name[b.m]);
+  }
+
+  // ----------------------------------------------------------------------- layout
+
+  // Apply a change of open groups: lay out what changed, then its ancestors bottom-up, then
+  // compose and redraw.  Runs one at a time; on failure the previous state comes back.
+  change(mutate, anchor = -1) {
+    const run = this.busy.then(() => this._change(mutate, anchor));
+    this.busy = run.catch(() => {});
+    return run;
+  }
+
+  async _change(mutate, anchor) {
+    const g = this.g;
+    const before = new Set(this.expanded);
+    const saved = new Map(this.layouts.layouts);
+    const changed = mutate();
+    if (!changed || !changed.length) return true;
+    const pending = new Set();
+    for (const c of changed) {
+      for (let p = g.parent[c]; p >= 0; p = g.parent[p]) pending.add(p);
+      if (this.isOpen(c)) this._collectMissing(c, pending);
+    }
+    // A group laid out again may change size, so its ancestors are laid out again too.
+    for (const x of [...pending]) {
+      for (let p = g.parent[x]; p >= 0 && !pending.has(p); p = g.parent[p]) pending.add(p);
+    }
+    // A closed group's remembered layout is stale once something inside it changed.
+    for (const x of pending) if (x !== 0 && !this.isOpen(x)) this.layouts.layouts.delete(x);
+    const order = [...pending].filter((x) => x === 0 || this.isOpen(x));
+    order.sort((a, b) => g.depth[b] - g.depth[a] || a - b);
+    const anchorPos = this._screenPos(anchor);
+    const t0 = performance.now();
+    try {
+      if (order.some((x) => g.children[x].length > 300)) await nextFrame();
+      for (const grp of order) {
+        const L = await this.layouts.layoutGroup(grp, (c) => this.isOpen(c));
+        this.layouts.layouts.set(grp, L);
+      }
+    } catch (err) {
+      this.expanded = before;
+      this.layouts.layouts = saved;
+      this.emit({ type: "error", message: err.message || String(err) });
+      return false;
+    }
+    this.lastLayoutMs = performance.now() - t0;
+    this.redraw();
+    if (anchorPos) this._keepAt(anchor, anchorPos);
+    this.emit({ type: "layout", ms: this.lastLayoutMs });
+    return true;
+  }
+
+  // A newly shown open group, and the open groups inside it, need layouts if they have none.
+  _collectMissing(c, pending) {
+    const g = this.g;
+    if (!this.layouts.layouts.has(c)) pending.add(c);
+    for (const ch of g.children[c]) {
+      if (g.isGroup(ch) && this.expanded.has(ch)) this._collectMissing(ch, pending);
+    }
+  }
+
+  expand(i) {
+    const g = this.g;
+    if (i < 0 || !g.isGroup(i)) return Promise.resolve(false);
+    return this.change(() => {
+      const changed = [];
+      for (const a of [i, ...g.ancestors(i)]) {
+        if (!this.expanded.has(a)) {
+          this.expanded.add(a);
+          changed.push(a);
+        }
+      }
+      return changed;
+    }, i);
+  }
+
+  collapse(i) {
+    if (i <= 0 || !this.g.isGroup(i)) return Promise.resolve(false);
+    return this.change(() => {
+      if (!this.expanded.has(i)) return [];
+      this.expanded.delete(i);
+      return [i];
+    }, i);
+  }
+
+  toggle(i) {
+    return this.isOpen(i) ? this.collapse(i) : this.expand(i);
+  }
+
+  // Open every group above `i` so it is drawn.
+  reveal(i) {
+    const g = this.g;
+    return this.change(() => {
+      const changed = [];
+      for (const a of g.ancestors(i)) {
+        if (!this.expanded.has(a)) {
+          this.expanded.add(a);
+          changed.push(a);
+        }
+      }
+      return changed;
+    });
+  }
+
+  // Set the open groups to exactly `groups` (plus the root); used by the URL state.
+  setExpanded(groups) {
+    return this.change(() => {
+      const next = new Set(groups);
+      next.add(0);
+      const changed = [];
+      for (const x of next) if (!this.expanded.has(x)) changed.push(x);
+      for (const x of this.expanded) if (!next.has(x)) changed.push(x);
+      this.expanded = next;
+      return changed;
+    });
+  }
+
+  // Auxiliary column on or off: every open group is laid out again.
+  setAux(on) {
+    if (this.layouts.aux === on) return Promise.resolve(true);
+    return this.change(() => {
+      this.layouts.aux = on;
+      const open = [...this.expanded].filter((x) => this.isOpen(x));
+      for (const x of open) this.layouts.layouts.delete(x);
+      return open;
+    });
+  }
+
+  // ----------------------------------------------------------------------- drawing
+
+  redraw() {
+    this.scene = this.layouts.compose(new Set([...this.expanded].filter((x) => this.isOpen(x))));
+    this.viewport.replaceChildren();
+    this.els = drawScene(this.viewport, this.scene, {
+      graph: this.g, mode: this.colorBy, theme: this.theme, themes: this.themes,
+      unique: this.unique,
+    });
+    this.svg.style.background = this.themes[this.theme].bg;
+    this.applyMarks();
+    this.emit({ type: "draw" });
+  }
+
+  // Selection and trace classes on the drawn elements.
+  applyMarks() {
+    if (!this.scene) return;
+    const g = this.g;
+    const { boxEls, wireEls } = this.els;
+    const tr = this.trace;
+    this.svg.classList.toggle("tracing", !!tr);
+    this.scene.boxes.forEach((b, k) => {
+      const el = boxEls[k];
+      if (b.stub) {
+        el.classList.remove("hl");
+        return;
+      }
+      el.classList.toggle("selected", b.m === this.selected);
+      el.classList.toggle("hl", !!tr && this._boxHit(b.m));
+      el.classList.toggle("trace-root", !!tr && b.m === tr.root);
+    });
+    this.scene.wires.forEach((w, k) => {
+      const hit = !!tr && this._wireHit(w.agg);
+      wireEls[k].g.classList.toggle("hl", hit);
+      if (wireEls[k].labelEl) wireEls[k].labelEl.classList.toggle("hl", hit);
+      if (hit) {
+        if (w.srcStub >= 0) boxEls[w.srcStub].classList.add("hl");
+        if (w.dstStub >= 0) boxEls[w.dstStub].classList.add("hl");
+      }
+    });
+    void g;
+  }
+
+  _boxHit(i) {
+    const p = this.trace.pref;
+    return p[i + this.g.size[i]] - p[i] > 0;
+  }
+
+  _wireHit(a) {
+    const g = this.g;
+    const { mark, control } = this.trace;
+    for (let e = g.aeStart[a]; e < g.aeStart[a + 1]; e++) {
+      if (!control && (g.ecode[e] & 3) === 1) continue;
+      if (mark[g.esrc[e]] && mark[g.edst[e]]) return true;
+    }
+    return false;
+  }
+
+  setColorBy(mode) {
+    this.colorBy = mode;
+    this.redraw();
+  }
+
+  setTheme(theme) {
+    this.theme = theme;
+    document.documentElement.setAttribute("data-theme", theme);
+    this.redraw();
+  }
+
+  // ----------------------------------------------------------------------- selection, trace
+
+  select(i) {
+    this.selected = i;
+    if (this.trace && this.trace.root !== i) this.trace = null;
+    this.applyMarks();
+    this.emit({ type: "select", i });
+  }
+
+  // Transitive inputs ("in") or outputs ("out") of member i, through every op inside
+  // collapsed groups and function bodies; control edges unless switched off.
+  computeTrace(root, dir) {
+    const g = this.g;
+    const control = this.traceControl;
+    const mark = new Uint8Array(g.n);
+    const queue = [];
+    for (let i = root; i < root + g.size[root]; i++) {
+      if (g.isOp(i)) {
+        mark[i] = 1;
+        queue.push(i);
+      }
+    }
+    const start = dir === "in" ? g.inStart : g.outStart;
+    const list = dir === "in" ? g.inList : g.outList;
+    const other = dir === "in" ? g.esrc : g.edst;
+    while (queue.length) {
+      const v = queue.pop();
+      for (let k = start[v]; k < start[v + 1]; k++) {
+        const e = list[k];
+        if (!control && (g.ecode[e] & 3) === 1) continue;
+        const u = other[e];
+        if (!mark[u]) {
+          mark[u] = 1;
+          queue.push(u);
+        }
+      }
+    }
+    const pref = new Int32Array(g.n + 1);
+    for (let i = 0; i < g.n; i++) pref[i + 1] = pref[i] + mark[i];
+    return { root, dir, control, mark, pref, count: pref[g.n] };
+  }
+
+  setTrace(root, dir) {
+    if (root < 0 || !dir) {
+      this.trace = null;
+    } else {
+      this.selected = root;
+      this.trace = this.computeTrace(root, dir);
+    }
+    this.applyMarks();
+    this.emit({ type: "trace" });
+    this.emit({ type: "select", i: this.selected });
+  }
+
+  setTraceControl(on) {
+    this.traceControl = on;
+    if (this.trace) this.setTrace(this.trace.root, this.trace.dir);
+  }
+
+  highlighted() {
+    if (!this.trace || !this.scene) return [];
+    return this.scene.boxes.filter((b) => !b.stub && this._boxHit(b.m))
+      .map((b) => this.g.name[b.m]);
+  }
+
+  // ----------------------------------------------------------------------- search
+
+  search(query, limit = 1000) {
+    const g = this.g;
+    let q = String(query || "").trim().toLowerCase();
+    if (!q) return [];
+    let opOnly = false;
+    if (q.startsWith("op:")) {
+      opOnly = true;
+      q = q.slice(3).trim();
+      if (!q) return [];
+    }
+    const names = g.lowerNames();
+    const labels = g._lowerLabels;
+    const types = g._lowerTypes;
+    const hits = [];
+    for (let i = 1; i < g.n; i++) {
+      let score = -1;
+      const t = g.type[i] >= 0 ? types[g.type[i]] : "";
+      if (opOnly) {
+        if (t === q) score = 0;
+        else if (t && t.includes(q)) score = 1;
+      } else if (labels[i] === q) score = 0;
+      else if (labels[i].startsWith(q)) score = 1;
+      else if (names[i].includes(q)) score = 2;
+      else if (t === q) score = 3;
+      else if (t && t.startsWith(q)) score = 4;
+      if (score >= 0) hits.push([score, i]);
+    }
+    hits.sort((a, b) => a[0] - b[0] || g.name[a[1]].length - g.name[b[1]].length ||
+      cmp(g.name[a[1]], g.name[b[1]]));
+    return hits.slice(0, limit).map((h) => h[1]);
+  }
+
+  // ----------------------------------------------------------------------- the view
+
+  setView(k, tx, ty) {
+    k = Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, k));
+    this.view = { k, tx, ty };
+    this.viewport.setAttribute("transform", `translate(${tx},${ty}) scale(${k})`);
+    this.emit({ type: "view" });
+  }
+
+  size() {
+    const r = this.svg.getBoundingClientRect();
+    return [r.width || 800, r.height || 600];
+  }
+
+  fit() {
+    if (!this.scene) return;
+    const [W, H] = this.size();
+    const m = 24;
+    const sw = Math.max(this.scene.w, 1);
+    const sh = Math.max(this.scene.h, 1);
+    const k = Math.min((W - 2 * m) / sw, (H - 2 * m) / sh, 1.5);
+    this.setView(k, (W - sw * k) / 2, (H + sh * k) / 2);
+  }
+
+  zoomAt(factor, sx, sy) {
+    const { k, tx, ty } = this.view;
+    const k2 = Math.min(MAX_ZOOM, Math.max(MIN_ZOOM, k * factor));
+    const wx = (sx - tx) / k;
+    const wy = (sy - ty) / k;
+    this.setView(k2, sx - wx * k2, sy - wy * k2);
+  }
+
+  // Centre the view on world point (x, y up) at zoom k (default: keep).
+  centerOn(x, y, k) {
+    const [W, H] = this.size();
+    k = k || this.view.k;
+    this.setView(k, W / 2 - x * k, H / 2 + y * k);
+  }
+
+  focusMember(i) {
+    if (!this.isDrawn(i)) return;
+    const b = this.scene.boxes[this.scene.index.get(i)];
+    const [W, H] = this.size();
+    let k = this.view.k;
+    const fitK = Math.min((W * 0.8) / b.w, (H * 0.8) / b.h);
+    if (k < 0.7 || k > fitK) k = Math.min(Math.max(k, 0.9), fitK);
+    this.centerOn(b.x, b.y, k);
+  }
+
+  _screenPos(i) {
+    if (i < 0 || !this.isDrawn(i)) return null;
+    const b = this.scene.boxes[this.scene.index.get(i)];
+    const { k, tx, ty } = this.view;
+    return [tx + b.x * k, ty - (b.y + b.h / 2) * k];
+  }
+
+  _keepAt(i, [sx, sy]) {
+    if (!this.isDrawn(i)) return;
+    const b = this.scene.boxes[this.scene.index.get(i)];
+    const { k } = this.view;
+    this.setView(k, sx - b.x * k, sy + (b.y + b.h / 2) * k);
+  }
+}
+
+function nextFrame() {
+  return new Promise((resolve) => {
+    requestAnimationFrame(() => setTimeout(resolve, 0));
+  });
+}

@@ -1,0 +1,71 @@
+// Fill colours, the same as the static SVG's (graphviz_tb/structure.py and render/dot.py).
+
+const ONE_THIRD = 1 / 3;
+const ONE_SIXTH = 1 / 6;
+const TWO_THIRD = 2 / 3;
+
+function mod1(x) {
+  return ((x % 1) + 1) % 1;
+}
+
+function v(m1, m2, hue) {
+  hue = mod1(hue);
+  if (hue < ONE_SIXTH) return m1 + (m2 - m1) * hue * 6.0;
+  if (hue < 0.5) return m2;
+  if (hue < TWO_THIRD) return m1 + (m2 - m1) * (TWO_THIRD - hue) * 6.0;
+  return m1;
+}
+
+function hlsToRgb(h, l, s) {
+  if (s === 0) return [l, l, l];
+  const m2 = l <= 0.5 ? l * (1.0 + s) : l + s - l * s;
+  const m1 = 2.0 * l - m2;
+  return [v(m1, m2, h + ONE_THIRD), v(m1, m2, h), v(m1, m2, h - ONE_THIRD)];
+}
+
+function hex2(x) {
+  return Math.round(x * 255).toString(16).padStart(2, "0");
+}
+
+const cache = new Map();
+
+// The index-th distinct colour: golden-ratio hue steps in three lightness bands.
+export function palette(index, theme) {
+  const key = theme + index;
+  let c = cache.get(key);
+  if (c) return c;
+  const hue = mod1(0.08 + index * 0.618033988749895);
+  const band = Math.floor(index / 7) % 3;
+  let light;
+  let sat;
+  if (theme === "dark") {
+    light = [0.34, 0.30, 0.40][band];
+    sat = 0.45;
+  } else {
+    light = [0.80, 0.72, 0.86][band];
+    sat = [0.65, 0.55, 0.75][band];
+  }
+  const [r, g, b] = hlsToRgb(hue, light, sat);
+  c = `#${hex2(r)}${hex2(g)}${hex2(b)}`;
+  cache.set(key, c);
+  return c;
+}
+
+// The colour key of a member in a colour-by mode: [table name, index] or null.
+export function colorKey(graph, i, mode) {
+  if (graph.isGroup(i)) {
+    if (mode === "structure") return graph.tpl[i] >= 0 ? ["templates", graph.tpl[i]] : null;
+    if (mode === "device") return graph.dev[i] >= 0 ? ["devices", graph.dev[i]] : null;
+    return null;
+  }
+  if (mode === "op") return ["opTypes", graph.type[i]];
+  if (mode === "device") return ["devices", graph.dev[i]];
+  if (mode === "dtype") return ["dtypes", graph.dt[i]];
+  return null;
+}
+
+export function fill(graph, i, mode, theme, themes, unique) {
+  const key = colorKey(graph, i, mode);
+  if (key) return palette(key[1], theme);
+  return graph.isGroup(i) ? unique[theme] : themes[theme].op;
+}

@@ -1,0 +1,215 @@
+// Drawing a composed scene as SVG, styled like the static output (render/dot.py).
+//
+// Every string that comes from the model goes into the DOM as text (textContent or an
+// attribute value set with setAttribute); nothing is ever parsed as markup.
+
+import { fill } from "./colors.js";
+
+export const SVG_NS = "http://www.w3.org/2000/svg";
+const MAX_LABEL = 48;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+// Model strings made safe to show: control characters replaced, newlines as ↵, cut.
+export function cleanText(text, limit) {
+  let t = String(text).replace(/\r\n|\n/g, "↵").replace(CONTROL_CHARS, "\ufffd");
+  if (limit !== undefined) {
+    const chars = [...t];
+    if (chars.length > limit) t = chars.slice(0, limit - 1).join("") + "…";
+  }
+  return t;
+}
+
+export function svgEl(tag, attrs, parent) {
+  const e = document.createElementNS(SVG_NS, tag);
+  if (attrs) for (const k in attrs) e.setAttribute(k, String(attrs[k]));
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function fmt(x) {
+  return Math.round(x * 100) / 100;
+}
+
+function text(parent, x, y, content, attrs) {
+  const t = svgEl("text", { x: fmt(x), y: fmt(y), "text-anchor": "middle", ...attrs }, parent);
+  t.textContent = content;
+  return t;
+}
+
+function title(parent, lines) {
+  const t = svgEl("title", null, parent);
+  t.textContent = lines.join("\n");
+}
+
+// The tooltip of a member: full name, op or kind, shapes, device (like dot._tooltip).
+export function tooltip(graph, i) {
+  const lines = [cleanText(graph.name[i], 300)];
+  if (graph.isGroup(i)) {
+    lines.push(`${graph.kindName(i)}: ${graph.nops[i].toLocaleString()} ops`);
+    if (graph.functions[i]) lines.push(`function: ${cleanText(graph.functions[i], 200)}`);
+    return lines;
+  }
+  lines.push(`op: ${cleanText(graph.opType(i), 100)}`);
+  const shapes = graph.outputs(i).map(([dt, shape]) => [dt, shape].filter(Boolean).join(" "));
+  if (shapes.some(Boolean)) lines.push("shape: " + shapes.map((s) => s || "?").join(", "));
+  const dev = graph.devices[graph.dev[i]];
+  if (dev && dev !== "(no device)") lines.push(`device: ${cleanText(dev, 200)}`);
+  if (graph.calls[i]) lines.push("calls: " + graph.calls[i].map((c) => cleanText(c, 100)).join(", "));
+  for (const note of graph.notes[i] || []) lines.push(cleanText(note, 400));
+  return lines;
+}
+
+function notePath(w, h) {
+  const x0 = -w / 2;
+  const y0 = -h / 2;
+  const f = Math.min(8, h / 3);
+  return `M${fmt(x0)},${fmt(y0)}H${fmt(-x0 - f)}L${fmt(-x0)},${fmt(y0 + f)}V${fmt(-y0)}` +
+    `H${fmt(x0)}Z M${fmt(-x0 - f)},${fmt(y0)}V${fmt(y0 + f)}H${fmt(-x0)}`;
+}
+
+// Draw the scene into `root` (an empty <g>); returns the elements by box and by wire.
+export function drawScene(root, scene, ctx) {
+  const { graph, mode, theme, themes } = ctx;
+  const colors = themes[theme];
+  const nodeLayer = svgEl("g", { class: "nodes" }, root);
+  const edgeLayer = svgEl("g", { class: "edges" }, root);
+  const labelLayer = svgEl("g", { class: "edge-labels" }, root);
+  const boxEls = new Array(scene.boxes.length);
+  scene.boxes.forEach((b, k) => {
+    boxEls[k] = b.stub ? drawStub(nodeLayer, b, graph, colors)
+      : drawBox(nodeLayer, b, graph, mode, theme, ctx, colors);
+  });
+  const wireEls = scene.wires.map((w) => drawWire(edgeLayer, labelLayer, w, graph, colors,
+    scene));
+  return { boxEls, wireEls };
+}
+
+function drawStub(layer, b, graph, colors) {
+  const g = svgEl("g", { class: "stub", "data-stub": String(b.far),
+    transform: `translate(${fmt(b.x)},${fmt(-b.y)})` }, layer);
+  text(g, 0, 2.5, cleanText(graph.label[b.far], MAX_LABEL), { "font-size": 7,
+    fill: colors.muted });
+  title(g, ["edge to or from the auxiliary node " + cleanText(graph.name[b.far], 200)]);
+  return g;
+}
+
+function drawBox(layer, b, graph, mode, theme, ctx, colors) {
+  const i = b.m;
+  const group = graph.isGroup(i);
+  const classes = ["node"];
+  const g = svgEl("g", { transform: `translate(${fmt(b.x)},${fmt(-b.y)})` }, layer);
+  g.setAttribute("data-node", graph.name[i]);
+  g.setAttribute("data-i", String(i));
+  let f = fill(graph, i, mode, theme, ctx.themes, ctx.unique);
+  const stroke = { stroke: colors.line, "stroke-width": 1 };
+  const w = b.w;
+  const h = b.h;
+  if (group) {
+    classes.push(graph.kindName(i) === "series" ? "series" : "group", graph.kindName(i));
+    if (b.open) classes.push("expanded");
+    const attrs = { x: fmt(-w / 2), y: fmt(-h / 2), width: fmt(w), height: fmt(h), rx: 6,
+      fill: f, ...stroke, class: "shape" };
+    if (b.open) attrs["fill-opacity"] = 0.333;
+    svgEl("rect", attrs, g);
+    const lines = graph.lines(i).map((t) => cleanText(t, MAX_LABEL));
+    if (b.open) {
+      text(g, 0, -h / 2 + 13, lines[0], { "font-size": 10, "font-weight": "bold",
+        fill: colors.fg });
+    } else {
+      text(g, 0, lines.length > 1 ? -1.5 : 3.5, lines[0], { "font-size": 10, fill: colors.fg });
+      if (lines.length > 1) text(g, 0, 9, lines[1], { "font-size": 8, fill: colors.muted });
+    }
+    drawToggle(g, w, h, b.open, colors);
+  } else {
+    const op = graph.opType(i);
+    const role = graph.role(i);
+    classes.push("op");
+    const konst = graph.isConst(i);
+    if (konst) classes.push("const");
+    if (op.includes("Summary")) classes.push("summary");
+    if (role !== "op") classes.push(role);
+    const bad = role === "missing" || (graph.notes[i] || []).some((n) => n.startsWith("shape error"));
+    if (bad) {
+      stroke.stroke = colors.missing;
+      stroke["stroke-width"] = 2;
+    }
+    if (role === "missing") stroke["stroke-dasharray"] = "5,2";
+    if (f === undefined) f = colors.op;
+    if (konst) {
+      svgEl("rect", { x: fmt(-w / 2), y: fmt(-h / 2), width: fmt(w), height: fmt(h), rx: 4,
+        fill: f, ...stroke, class: "shape" }, g);
+    } else if (op.includes("Summary")) {
+      svgEl("path", { d: notePath(w, h), fill: f, ...stroke, class: "shape" }, g);
+    } else {
+      svgEl("ellipse", { rx: fmt(w / 2), ry: fmt(h / 2), fill: f, ...stroke, class: "shape" }, g);
+    }
+    const lines = graph.lines(i).map((t) => cleanText(t, MAX_LABEL));
+    if (konst) {
+      text(g, 0, 3, lines[0], { "font-size": 8, fill: colors.fg });
+    } else {
+      text(g, 0, lines.length > 1 ? -1.5 : 3.5, lines[0], { "font-size": 10, fill: colors.fg });
+      if (lines.length > 1) text(g, 0, 8.5, lines[1], { "font-size": 8, fill: colors.muted });
+    }
+  }
+  g.setAttribute("class", classes.join(" "));
+  title(g, tooltip(graph, i));
+  return g;
+}
+
+function drawToggle(g, w, h, open, colors) {
+  const x = w / 2 - 9;
+  const y = -h / 2 + 9;
+  const c = svgEl("g", { class: "ctl", transform: `translate(${fmt(x)},${fmt(y)})` }, g);
+  svgEl("rect", { x: -5.5, y: -5.5, width: 11, height: 11, rx: 2, fill: colors.bg,
+    stroke: colors.line, "stroke-width": 0.8 }, c);
+  svgEl("path", { d: open ? "M-3,0H3" : "M-3,0H3M0,-3V3", stroke: colors.fg,
+    "stroke-width": 1.2 }, c);
+  title(c, [open ? "collapse (double-click, or −)" : "expand (double-click, or +)"]);
+}
+
+function drawWire(edgeLayer, labelLayer, w, graph, colors, scene) {
+  const a = w.agg;
+  const kind = graph.edgeKind(a);
+  const width = kind === "control" ? 1 : graph.aw[a];
+  const p = w.pts;
+  let d = `M${fmt(p[0])},${fmt(-p[1])}`;
+  for (let k = 2; k + 5 < p.length; k += 6) {
+    d += `C${fmt(p[k])},${fmt(-p[k + 1])} ${fmt(p[k + 2])},${fmt(-p[k + 3])} ` +
+      `${fmt(p[k + 4])},${fmt(-p[k + 5])}`;
+  }
+  const cls = ["edge", kind];
+  if (graph.ab[a]) cls.push("back");
+  const g = svgEl("g", { class: cls.join(" "), "data-agg": String(a) }, edgeLayer);
+  const attrs = { d, fill: "none", stroke: colors.line,
+    "stroke-width": kind === "ref" ? Math.max(2, width) : width };
+  if (kind === "control") attrs["stroke-dasharray"] = "5,2";
+  svgEl("path", attrs, g);
+  if (w.tip) {
+    const ex = p[p.length - 2];
+    const ey = p[p.length - 1];
+    const dx = w.tip[0] - ex;
+    const dy = w.tip[1] - ey;
+    const hw = 0.35;
+    const pts = [
+      [w.tip[0], w.tip[1]],
+      [ex - dy * hw, ey + dx * hw],
+      [ex + dy * hw, ey - dx * hw],
+    ].map(([x, y]) => `${fmt(x)},${fmt(-y)}`).join(" ");
+    svgEl("polygon", { points: pts, fill: colors.line, stroke: colors.line,
+      "stroke-width": Math.min(width, 2) }, g);
+  }
+  const label = graph.edgeLabel(a);
+  let labelEl = null;
+  if (label && w.lp) {
+    labelEl = text(labelLayer, w.lp[0], -w.lp[1] + 3, cleanText(label, 40),
+      { "font-size": 8, fill: colors.muted, "data-agg": String(a), class: "edge-label" });
+  }
+  const src = w.src >= 0 ? graph.name[w.src] : graph.name[scene.boxes[w.srcStub].far];
+  const dst = w.dst >= 0 ? graph.name[w.dst] : graph.name[scene.boxes[w.dstStub].far];
+  const counts = [["data", graph.an[a]], ["control", graph.ac[a]], ["ref", graph.ar[a]]]
+    .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
+  title(g, [`${cleanText(src, 200)} → ${cleanText(dst, 200)}`,
+    counts + (label ? ` · ${cleanText(label, 40)}` : "")]);
+  return { g, labelEl };
+}

@@ -1,0 +1,173 @@
+// The embedded graph, decoded from the compact columns graphviz_tb/render/html.py writes.
+//
+// Members (ops and groups) are numbered in pre-order (root = 0, parents before children), so
+// every group's descendants form one contiguous range [i, i + size[i]).  That makes "does this
+// collapsed group contain a traced op" a prefix-sum lookup instead of a walk.
+
+export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5 };
+export const KIND_NAMES = ["op", "root", "scope", "function", "prefix", "series"];
+export const ROLE_NAMES = ["op", "missing", "arg", "retval"];
+export const EDGE_KINDS = ["data", "control", "ref"];
+
+const CONST_OPS = new Set(["Const", "HostConst"]);
+
+export class Graph {
+  constructor(d) {
+    const n = d.parent.length;
+    this.n = n;
+    this.data = d;
+    this.parent = Int32Array.from(d.parent);
+    this.kind = Int8Array.from(d.kind);
+    this.type = Int32Array.from(d.type);
+    this.tpl = Int32Array.from(d.tpl);
+    this.dev = Int32Array.from(d.dev);
+    this.dt = Int32Array.from(d.dt);
+    this.nops = Int32Array.from(d.nops);
+    this.w = Float64Array.from(d.w);
+    this.h = Float64Array.from(d.h);
+    this.attr = Int32Array.from(d.attr);
+    this.out = Int32Array.from(d.out);
+    this.opTypes = d.opTypes;
+    this.devices = d.devices;
+    this.dtypes = d.dtypes;
+    this.templates = d.templates;
+    this.captions = d.captions;
+    this.functions = d.functions;
+    this.calls = d.calls;
+    this.notes = d.notes;
+
+    // Names: each is an ancestor's name + "/" + a suffix (or a full name).
+    const name = new Array(n);
+    const label = new Array(n);
+    name[0] = "";
+    label[0] = "";
+    for (let i = 1; i < n; i++) {
+      const b = d.nb[i];
+      name[i] = b < 0 ? d.ns[i] : name[b] + "/" + d.ns[i];
+      label[i] = d.ns[i];
+    }
+    for (const k in d.labels) label[+k] = d.labels[k];
+    this.name = name;
+    this.label = label;
+
+    // Tree: children lists, depth and subtree sizes.
+    this.depth = new Int32Array(n);
+    this.size = new Int32Array(n).fill(1);
+    this.children = new Array(n);
+    for (let i = 0; i < n; i++) if (this.kind[i] > 0) this.children[i] = [];
+    for (let i = 1; i < n; i++) {
+      const p = this.parent[i];
+      this.children[p].push(i);
+      this.depth[i] = this.depth[p] + 1;
+    }
+    for (let i = n - 1; i > 0; i--) this.size[this.parent[i]] += this.size[i];
+
+    // Lookup by name: a group wins over an op of the same name (as Hierarchy.lookup does).
+    this.byName = new Map();
+    for (let i = n - 1; i > 0; i--) {
+      if (!this.byName.has(name[i]) || this.kind[i] > 0) this.byName.set(name[i], i);
+    }
+
+    // Aggregated edges: contiguous per group, and each one's op edges contiguous too.
+    const na = d.ag.length;
+    this.na = na;
+    this.ag = Int32Array.from(d.ag);
+    this.as = Int32Array.from(d.as);
+    this.ad = Int32Array.from(d.ad);
+    this.an = Int32Array.from(d.an);
+    this.ac = Int32Array.from(d.ac);
+    this.ar = Int32Array.from(d.ar);
+    this.ab = Int32Array.from(d.ab);
+    this.al = Int32Array.from(d.al);
+    this.aw = Float64Array.from(d.aw);
+    this.ae = Int32Array.from(d.ae);
+    this.edgeLabels = d.edgeLabels;
+    this.aeStart = new Int32Array(na + 1);
+    for (let a = 0; a < na; a++) this.aeStart[a + 1] = this.aeStart[a] + this.ae[a];
+    this.aggStart = new Int32Array(n).fill(-1);
+    this.aggEnd = new Int32Array(n).fill(-1);
+    for (let a = 0; a < na; a++) {
+      const g = this.ag[a];
+      if (this.aggStart[g] < 0) this.aggStart[g] = a;
+      this.aggEnd[g] = a + 1;
+    }
+
+    // Op edges (src, dst, code = kind | back << 2 | srcOutput << 3, dst slot), and adjacency.
+    const E = d.E;
+    const ne = E.length / 4;
+    this.ne = ne;
+    this.esrc = new Int32Array(ne);
+    this.edst = new Int32Array(ne);
+    this.ecode = new Int32Array(ne);
+    this.eslot = new Int32Array(ne);
+    for (let e = 0; e < ne; e++) {
+      this.esrc[e] = E[4 * e];
+      this.edst[e] = E[4 * e + 1];
+      this.ecode[e] = E[4 * e + 2];
+      this.eslot[e] = E[4 * e + 3];
+    }
+    [this.inStart, this.inList] = csr(n, this.edst, ne);
+    [this.outStart, this.outList] = csr(n, this.esrc, ne);
+    this._lower = null;
+  }
+
+  isGroup(i) { return this.kind[i] > 0; }
+  isOp(i) { return this.kind[i] <= 0; }
+  role(i) { return ROLE_NAMES[-this.kind[i]] || "op"; }
+  kindName(i) { return this.kind[i] > 0 ? KIND_NAMES[this.kind[i]] : "op"; }
+  opType(i) { return this.type[i] >= 0 ? this.opTypes[this.type[i]] : ""; }
+  isConst(i) { return this.kind[i] <= 0 && CONST_OPS.has(this.opType(i)); }
+  contains(g, i) { return i >= g && i < g + this.size[g]; }
+
+  ancestors(i) {
+    const out = [];
+    for (let p = this.parent[i]; p >= 0; p = this.parent[p]) out.push(p);
+    return out;
+  }
+
+  lookup(name) {
+    const i = this.byName.get(name);
+    return i === undefined ? -1 : i;
+  }
+
+  // Label lines of a collapsed member, as layout.leaf_size gives them.
+  lines(i) {
+    const label = this.label[i];
+    if (this.kind[i] > 0) {
+      const cap = this.captions[i];
+      return cap ? [label, cap] : [label];
+    }
+    const op = this.opType(i);
+    if (CONST_OPS.has(op) || op === label) return [label];
+    return [label, op];
+  }
+
+  edgeKind(a) {
+    if (this.an[a]) return "data";
+    return this.ar[a] ? "ref" : "control";
+  }
+
+  edgeLabel(a) { return this.edgeLabels[this.al[a]] || ""; }
+
+  outputs(i) { return this.out[i] >= 0 ? this.data.outs[this.out[i]] : []; }
+  attrs(i) { return this.attr[i] >= 0 ? this.data.attrs[this.attr[i]] : {}; }
+
+  lowerNames() {
+    if (!this._lower) {
+      this._lower = this.name.map((s) => s.toLowerCase());
+      this._lowerLabels = this.label.map((s) => s.toLowerCase());
+      this._lowerTypes = this.opTypes.map((s) => s.toLowerCase());
+    }
+    return this._lower;
+  }
+}
+
+function csr(n, key, ne) {
+  const start = new Int32Array(n + 1);
+  for (let e = 0; e < ne; e++) start[key[e] + 1]++;
+  for (let i = 0; i < n; i++) start[i + 1] += start[i];
+  const fill = start.slice(0, n);
+  const list = new Int32Array(ne);
+  for (let e = 0; e < ne; e++) list[fill[key[e]]++] = e;
+  return [start, list];
+}

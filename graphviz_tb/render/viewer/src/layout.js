@@ -1,0 +1,314 @@
+// Per-group layout in the page, the same algorithm as graphviz_tb/layout.py:
+// each open group's children are laid out on their own by Graphviz (compiled to WebAssembly),
+// with open children as boxes as big as their own layout; auxiliary children go to a side
+// column with stubs in their place; the results are composed by translation.
+//
+// A group layout ("L") is the same shape whether it came from Python or from here:
+//   { w, h, n: [member, x, y, ...], s: [[far, near, x, y, w, h], ...],
+//     e: [[src, dst, agg, points, tip, labelPos], ...] }
+// with coordinates relative to the content's lower-left corner (y up, as in DOT); a wire end
+// is a member index, or -1 - k for stub k.
+
+import { instance } from "@viz-js/viz";
+
+export const PT = 72;
+const CHAR = 0.58;
+const CONVENTIONAL = new RegExp(
+  "^(init(_\\d+)?|save(_\\d+)?|summaries|Merge(Summary)?(_\\d+)?|global_step|" +
+  "report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$",
+);
+const MIN_CHILDREN = 6;
+const MIN_DEGREE = 4;
+const IQR_FACTOR = 3.0;
+//: Above this many children a group is not laid out in the page (Graphviz WASM runs out of
+//: stack near 1,000 dense nodes; chain-like groups go much further).
+export const MAX_CHILDREN = 4000;
+
+export function textWidth(text, size) {
+  return [...text].length * size * CHAR;
+}
+
+function quote(text) {
+  return '"' + text.replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
+}
+
+// The DOT of one group, character for character what layout.group_dot writes.
+export function groupDot(sizes, edges, rankdir) {
+  const out = [
+    "digraph G {",
+    `graph [rankdir=${rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];`,
+    'node [fixedsize=true, label="", shape=box];',
+    "edge [fontname=Helvetica, fontsize=8];",
+  ];
+  sizes.forEach(([w, h], i) => {
+    out.push(`n${i} [width=${(w / PT).toFixed(3)}, height=${(h / PT).toFixed(3)}];`);
+  });
+  for (const e of edges) {
+    const attrs = [];
+    if (e.label) attrs.push(`label=${quote(e.label)}`);
+    if (e.back && e.back === e.total) attrs.push("constraint=false");
+    if (e.kind === "control") attrs.push("weight=0");
+    out.push(`n${e.s} -> n${e.t} [${attrs.join(", ")}];`);
+  }
+  out.push("}");
+  return out.join("\n");
+}
+
+// The children of a group to draw in its side column (auxiliary.auxiliary_children).
+export function auxiliaryChildren(children, aggs, labelOf, nameOf) {
+  if (children.length < MIN_CHILDREN) return new Set();
+  const neighbours = new Map(children.map((c) => [c, new Set()]));
+  for (const a of aggs) {
+    if (a.src !== a.dst) {
+      neighbours.get(a.src).add(a.dst);
+      neighbours.get(a.dst).add(a.src);
+    }
+  }
+  const degree = new Map();
+  for (const [c, ns] of neighbours) degree.set(c, ns.size);
+  const ordered = [...degree.values()].sort((x, y) => x - y);
+  const n = ordered.length;
+  const q1 = ordered[Math.floor(n / 4)];
+  const q3 = ordered[Math.floor((3 * n) / 4)];
+  const bound = Math.max(q3 + IQR_FACTOR * Math.max(q3 - q1, 1.0), MIN_DEGREE);
+  const chosen = children.filter((c) => degree.get(c) > bound ||
+    (CONVENTIONAL.test(labelOf(c)) && degree.get(c) >= 2));
+  chosen.sort((a, b) => degree.get(b) - degree.get(a) || cmp(nameOf(a), nameOf(b)));
+  return new Set(chosen.slice(0, Math.max(1, Math.floor(children.length / 4))));
+}
+
+export function cmp(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// Edges touching an auxiliary child go to a stub beside their other end (layout._stub_edges).
+function stubEdges(aux, aggs) {
+  if (!aux.size) return [[], aggs];
+  const stubs = new Map();
+  const kept = [];
+  for (const agg of aggs) {
+    const aAux = aux.has(agg.src);
+    const bAux = aux.has(agg.dst);
+    if (aAux && bAux) continue;
+    if (!aAux && !bAux) {
+      kept.push(agg);
+      continue;
+    }
+    const [far, near] = aAux ? [agg.src, agg.dst] : [agg.dst, agg.src];
+    const key = far + "," + near;
+    let stub = stubs.get(key);
+    if (!stub) {
+      stub = { stub: stubs.size, far, near };
+      stubs.set(key, stub);
+    }
+    kept.push({ ...agg, src: aAux ? stub : agg.src, dst: aAux ? agg.dst : stub, back: 0 });
+  }
+  return [[...stubs.values()], kept];
+}
+
+function floats(text) {
+  return text.split(",").map(Number);
+}
+
+function parseSpline(pos, bx, by) {
+  const points = [];
+  let tip = null;
+  for (const token of pos.split(/\s+/)) {
+    if (!token) continue;
+    if (token.startsWith("e,")) {
+      const [x, y] = floats(token.slice(2));
+      tip = [x - bx, y - by];
+    } else if (!token.startsWith("s,")) {
+      const [x, y] = floats(token);
+      points.push(x - bx, y - by);
+    }
+  }
+  return [points, tip];
+}
+
+// The Graphviz engine, created on first use (it compiles about 1 MB of WebAssembly).
+let vizPromise = null;
+export function viz() {
+  if (!vizPromise) {
+    vizPromise = instance().catch((err) => {
+      vizPromise = null;
+      throw err;
+    });
+  }
+  return vizPromise;
+}
+
+export class Layouts {
+  constructor(graph, options) {
+    this.g = graph;
+    this.rankdir = options.rankdir;
+    this.pad = options.pad;
+    this.labelH = options.labelH;
+    this.aux = options.aux;
+    this.cache = new Map(); // DOT text -> Graphviz's json0 answer, parsed
+    this.layouts = new Map(); // group -> L, for every group whose layout is known
+    this.stats = { runs: 0, ms: 0, cached: 0 };
+  }
+
+  // Size of a member as drawn: its collapsed size, or as big as its own layout when open.
+  size(i, open) {
+    const g = this.g;
+    if (open) {
+      const L = this.layouts.get(i);
+      if (L) return [Math.max(L.w + 2 * this.pad, g.w[i]), L.h + 2 * this.pad + this.labelH];
+    }
+    return [g.w[i], g.h[i]];
+  }
+
+  // Lay out one group with its children at their current sizes; `isOpen(c)` says which
+  // children are drawn open (their own layouts must be known already).
+  async layoutGroup(group, isOpen) {
+    const g = this.g;
+    const children = g.children[group];
+    if (children.length > MAX_CHILDREN) {
+      throw new Error(`${children.length.toLocaleString()} children are too many to lay out ` +
+        "in the page; render this group with 'tbgraph render --expand'");
+    }
+    const sizes = new Map();
+    for (const c of children) sizes.set(c, this.size(c, isOpen(c)));
+    const aggs = [];
+    if (g.aggStart[group] >= 0) {
+      for (let a = g.aggStart[group]; a < g.aggEnd[group]; a++) {
+        aggs.push({ src: g.as[a], dst: g.ad[a], agg: a, back: g.ab[a],
+          total: g.an[a] + g.ac[a] + g.ar[a], kind: g.edgeKind(a), label: g.edgeLabel(a) });
+      }
+    }
+    const aux = this.aux ? auxiliaryChildren(children, aggs, (c) => g.label[c], (c) => g.name[c])
+      : new Set();
+    const main = children.filter((c) => !aux.has(c));
+    const [stubs, kept] = stubEdges(aux, aggs);
+    const nodes = [...main, ...stubs];
+    const index = new Map(nodes.map((m, i) => [m, i]));
+    const nodeSizes = nodes.map((m) => (typeof m === "number" ? sizes.get(m)
+      : [textWidth(g.label[m.far], 8) + 10, 14.0]));
+    const edges = kept.map((a) => ({ ...a, s: index.get(a.src), t: index.get(a.dst) }));
+    const dot = groupDot(nodeSizes, edges, this.rankdir);
+    const res = await this.run(dot);
+    const [bx, by, bx2, by2] = floats(res.bb || "0,0,0,0");
+    const L = { w: bx2 - bx, h: by2 - by, n: [], s: [], e: [] };
+    const pos = new Array(nodes.length);
+    for (const obj of res.objects || []) {
+      const name = obj.name || "";
+      if (name[0] === "n" && obj.pos) pos[+name.slice(1)] = floats(obj.pos);
+    }
+    nodes.forEach((m, i) => {
+      const p = pos[i] || [0, 0];
+      const x = p[0] - bx;
+      const y = p[1] - by;
+      if (typeof m === "number") L.n.push(m, x, y);
+      else L.s.push([m.far, m.near, x, y, nodeSizes[i][0], nodeSizes[i][1]]);
+    });
+    const ref = (m) => (typeof m === "number" ? m : -1 - m.stub);
+    (res.edges || []).forEach((e, j) => {
+      const edge = edges[j];
+      if (!edge) return;
+      const [points, tip] = parseSpline(e.pos || "", bx, by);
+      if (!points.length) return;
+      const lp = e.lp ? floats(e.lp) : null;
+      L.e.push([ref(edge.src), ref(edge.dst), edge.agg, points, tip,
+        lp ? [lp[0] - bx, lp[1] - by] : null]);
+    });
+    if (aux.size) placeAux(L, [...aux].sort((a, b) => cmp(g.name[a], g.name[b])), sizes);
+    return L;
+  }
+
+  async run(dot) {
+    const hit = this.cache.get(dot);
+    if (hit) {
+      this.stats.cached++;
+      return hit;
+    }
+    const engine = await viz();
+    const t0 = performance.now();
+    let result;
+    try {
+      result = engine.render(dot, { format: "json0" });
+    } catch (err) {
+      vizPromise = null; // a trapped WebAssembly instance is not reusable
+      throw new Error(`Graphviz failed: ${err && err.message ? err.message : err}`);
+    }
+    this.stats.runs++;
+    this.stats.ms += performance.now() - t0;
+    if (result.status !== "success") {
+      const msg = (result.errors || []).map((e) => e.message).join("; ");
+      throw new Error(`Graphviz failed: ${msg || "no output"}`);
+    }
+    const parsed = JSON.parse(result.output);
+    this.cache.set(dot, parsed);
+    return parsed;
+  }
+
+  // Everything to draw, in absolute coordinates (y up), parents before children.
+  compose(expanded) {
+    const g = this.g;
+    const root = this.layouts.get(0);
+    const scene = { w: root.w, h: root.h, boxes: [], wires: [], index: new Map() };
+    const stack = [[0, 0, 0]];
+    while (stack.length) {
+      const [group, ox, oy] = stack.pop();
+      const L = this.layouts.get(group);
+      const stubIds = [];
+      for (const [far, near, x, y, w, h] of L.s) {
+        const box = { m: -1, stub: true, far, near, group, x: x + ox, y: y + oy, w, h,
+          open: false };
+        stubIds.push(scene.boxes.length);
+        scene.boxes.push(box);
+      }
+      const n = L.n;
+      const order = [];
+      for (let k = 0; k < n.length; k += 3) order.push(k);
+      order.sort((a, b) => cmp(g.name[n[a]], g.name[n[b]]));
+      for (const k of order) {
+        const c = n[k];
+        const open = expanded.has(c) && this.layouts.has(c);
+        const [w, h] = this.size(c, open);
+        const ax = n[k + 1] + ox;
+        const ay = n[k + 2] + oy;
+        scene.index.set(c, scene.boxes.length);
+        scene.boxes.push({ m: c, x: ax, y: ay, w, h, open, group });
+        if (open) {
+          const inner = this.layouts.get(c);
+          stack.push([c, ax - inner.w / 2, ay - h / 2 + this.pad]);
+        }
+      }
+      for (const [a, b, agg, pts, tip, lp] of L.e) {
+        const shifted = new Array(pts.length);
+        for (let k = 0; k < pts.length; k += 2) {
+          shifted[k] = pts[k] + ox;
+          shifted[k + 1] = pts[k + 1] + oy;
+        }
+        scene.wires.push({
+          agg, group,
+          src: a >= 0 ? a : -1, dst: b >= 0 ? b : -1,
+          srcStub: a < 0 ? stubIds[-1 - a] : -1, dstStub: b < 0 ? stubIds[-1 - b] : -1,
+          pts: shifted, tip: tip ? [tip[0] + ox, tip[1] + oy] : null,
+          lp: lp ? [lp[0] + ox, lp[1] + oy] : null,
+        });
+      }
+    }
+    return scene;
+  }
+}
+
+// Stack auxiliary children in a column to the right of the main layout (layout._place_aux).
+function placeAux(L, aux, sizes) {
+  const gap = 28.0;
+  const column = Math.max(...aux.map((m) => sizes.get(m)[0]));
+  const x = L.w + gap + column / 2;
+  let total = 0;
+  for (const m of aux) total += sizes.get(m)[1] + 12;
+  const y = Math.max(L.h, total);
+  let top = y;
+  for (const m of aux) {
+    const hh = sizes.get(m)[1];
+    L.n.push(m, x, top - hh / 2);
+    top -= hh + 12;
+  }
+  L.w += gap + column;
+  L.h = y;
+}

@@ -1,0 +1,329 @@
+// The details panel, the legend and the minimap.
+
+import { h } from "./dom.js";
+import { cleanText } from "./draw.js";
+import { colorKey, palette } from "./colors.js";
+import { EDGE_KINDS } from "./graph.js";
+
+const LIST_LIMIT = 40;
+
+// ------------------------------------------------------------------------- details
+
+function link(app, i, text) {
+  return h("button", { class: "link", type: "button", title: app.g.name[i],
+    onclick: () => app.ui.jumpTo(i) }, text === undefined ? app.g.name[i] : text);
+}
+
+function tensorText(info) {
+  if (!info) return "";
+  return [info[0], info[1]].filter(Boolean).join(" ");
+}
+
+function fmtNumber(n) {
+  return typeof n === "number" ? n.toLocaleString("en-US") : String(n);
+}
+
+export function formatAttr(v) {
+  if (v === null || v === undefined) return "?";
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  if (Array.isArray(v)) {
+    if (v.length && v.every((x) => x === null || typeof x === "number")) {
+      return "[" + v.map((x) => (x === null ? "?" : String(x))).join(", ") + "]";
+    }
+    return "[" + v.map(formatAttr).join(", ") + "]";
+  }
+  if (typeof v === "object") {
+    if ("function" in v) return "ƒ " + v.function;
+    if ("dtype" in v && "shape" in v) {
+      let s = `${v.dtype} [${v.shape.join(", ")}]`;
+      if (v.bytes) s += ` · ${fmtNumber(v.bytes)} bytes`;
+      if (v.values) s += ` = ${JSON.stringify(v.values)}`;
+      return s;
+    }
+    return JSON.stringify(v);
+  }
+  return String(v);
+}
+
+function section(title, ...rows) {
+  return h("section", null, h("h3", null, title), ...rows);
+}
+
+function limited(items, render) {
+  const shown = items.slice(0, LIST_LIMIT).map(render);
+  if (items.length > LIST_LIMIT) {
+    shown.push(h("li", { class: "more" }, `… ${fmtNumber(items.length - LIST_LIMIT)} more`));
+  }
+  return h("ul", { class: "list" }, shown);
+}
+
+export function renderDetails(app, i) {
+  const g = app.g;
+  const box = [];
+  const close = h("button", { class: "close", type: "button", title: "close (Esc)",
+    onclick: () => app.select(-1) }, "×");
+  box.push(h("div", { class: "head" }, h("h2", null, cleanText(g.label[i] || g.name[i], 200)),
+    close));
+  box.push(h("div", { class: "fullname" }, cleanText(g.name[i])));
+  const facts = [];
+  const fact = (k, v) => facts.push(h("dt", null, k), h("dd", null, v));
+  const actions = h("div", { class: "actions" },
+    g.isGroup(i) ? h("button", { type: "button", onclick: () => app.toggle(i) },
+      app.isOpen(i) ? "− collapse" : "+ expand") : null,
+    h("button", { type: "button", title: "t", onclick: () => app.ui.trace("in") }, "trace inputs"),
+    h("button", { type: "button", title: "o", onclick: () => app.ui.trace("out") },
+      "trace outputs"));
+  if (g.isGroup(i)) {
+    fact("kind", g.kindName(i));
+    fact("ops", fmtNumber(g.nops[i]));
+    fact("children", fmtNumber(g.children[i].length));
+    if (g.functions[i]) fact("function", cleanText(g.functions[i]));
+    if (g.tpl[i] >= 0) {
+      const [, count] = g.templates[g.tpl[i]];
+      const sw = h("span", { class: "swatch" });
+      sw.style.background = palette(g.tpl[i], app.theme);
+      fact("structure", h("span", null, sw,
+        ` same as ${fmtNumber(count - 1)} other group${count === 2 ? "" : "s"}`));
+    } else {
+      fact("structure", "unique");
+    }
+    const dev = g.devices[g.dev[i]];
+    if (dev) fact("device", cleanText(dev));
+    box.push(h("dl", null, facts), actions);
+    box.push(...groupEdges(app, i));
+    return box;
+  }
+  fact("op", cleanText(g.opType(i)));
+  const dev = g.devices[g.dev[i]];
+  fact("device", dev === "(no device)" ? "none" : cleanText(dev));
+  if (g.role(i) !== "op") fact("role", g.role(i));
+  if (g.calls[i]) {
+    fact("calls", h("span", null, g.calls[i].map((fn, k) => {
+      const body = g.lookup(g.name[i]);
+      const label = (k ? ", " : "") + "ƒ " + cleanText(fn);
+      return body >= 0 && g.isGroup(body) ? link(app, body, label) : label;
+    })));
+  }
+  box.push(h("dl", null, facts), actions);
+  for (const note of g.notes[i] || []) box.push(h("p", { class: "note" }, cleanText(note)));
+  box.push(...opEdges(app, i));
+  const attrs = g.attrs(i);
+  const keys = Object.keys(attrs);
+  if (keys.length) {
+    box.push(section("attributes", h("table", { class: "attrs" }, keys.map((k) =>
+      h("tr", null, h("th", null, cleanText(k)), h("td", null,
+        cleanText(formatAttr(attrs[k]), 4000)))))));
+  }
+  return box;
+}
+
+function opEdges(app, i) {
+  const g = app.g;
+  const inputs = [];
+  const controls = [];
+  for (let k = g.inStart[i]; k < g.inStart[i + 1]; k++) {
+    const e = g.inList[k];
+    if ((g.ecode[e] & 3) === 1) controls.push(e);
+    else inputs.push(e);
+  }
+  inputs.sort((a, b) => g.eslot[a] - g.eslot[b]);
+  const outs = g.outputs(i);
+  const consumers = new Map();
+  const dependents = [];
+  for (let k = g.outStart[i]; k < g.outStart[i + 1]; k++) {
+    const e = g.outList[k];
+    if ((g.ecode[e] & 3) === 1) {
+      dependents.push(e);
+      continue;
+    }
+    const slot = g.ecode[e] >> 3;
+    if (!consumers.has(slot)) consumers.set(slot, []);
+    consumers.get(slot).push(e);
+  }
+  const parts = [];
+  parts.push(section(`inputs (${inputs.length})`, inputs.length ? limited(inputs, (e) => {
+    const src = g.esrc[e];
+    const out = g.ecode[e] >> 3;
+    const info = tensorText(g.outputs(src)[out]);
+    const kind = EDGE_KINDS[g.ecode[e] & 3];
+    return h("li", null, h("span", { class: "slot" }, `${g.eslot[e]}`), link(app, src),
+      out ? `:${out}` : "", info ? h("span", { class: "shape" }, info) : null,
+      kind === "ref" ? h("span", { class: "tag" }, "ref") : null);
+  }) : h("p", { class: "none" }, "none")));
+  if (controls.length) {
+    parts.push(section(`control inputs (${controls.length})`, limited(controls, (e) =>
+      h("li", null, "^", link(app, g.esrc[e])))));
+  }
+  const count = Math.max(outs.length, consumers.size ? Math.max(...consumers.keys()) + 1 : 0);
+  const rows = [];
+  for (let o = 0; o < count; o++) {
+    const users = consumers.get(o) || [];
+    const info = tensorText(outs[o]) || "unknown";
+    rows.push(h("li", null, h("span", { class: "slot" }, `${o}`),
+      h("span", { class: "shape" }, info),
+      users.length ? h("span", { class: "to" }, " → ", users.slice(0, 12).map((e, k) =>
+        [k ? ", " : "", link(app, g.edst[e], g.label[g.edst[e]])]),
+      users.length > 12 ? ` … ${users.length - 12} more` : "") : null));
+  }
+  parts.push(section(`outputs (${count})`, count ? h("ul", { class: "list" }, rows)
+    : h("p", { class: "none" }, "none")));
+  if (dependents.length) {
+    parts.push(section(`control dependents (${dependents.length})`, limited(dependents, (e) =>
+      h("li", null, link(app, g.edst[e])))));
+  }
+  return parts;
+}
+
+function groupEdges(app, i) {
+  const g = app.g;
+  const end = i + g.size[i];
+  const from = new Map();
+  const to = new Map();
+  for (let v = i; v < end; v++) {
+    if (!g.isOp(v)) continue;
+    for (let k = g.inStart[v]; k < g.inStart[v + 1]; k++) {
+      const u = g.esrc[g.inList[k]];
+      if (u < i || u >= end) from.set(u, (from.get(u) || 0) + 1);
+    }
+    for (let k = g.outStart[v]; k < g.outStart[v + 1]; k++) {
+      const w = g.edst[g.outList[k]];
+      if (w < i || w >= end) to.set(w, (to.get(w) || 0) + 1);
+    }
+  }
+  const row = ([u, n]) => h("li", null, link(app, u), n > 1 ? h("span", { class: "shape" },
+    `× ${n}`) : null);
+  return [
+    section(`inputs from outside (${from.size})`, from.size ? limited([...from], row)
+      : h("p", { class: "none" }, "none")),
+    section(`outputs to outside (${to.size})`, to.size ? limited([...to], row)
+      : h("p", { class: "none" }, "none")),
+  ];
+}
+
+// ------------------------------------------------------------------------- legend
+
+const TITLES = { structure: "same colour = same structure", op: "colour = op type",
+  device: "colour = device", dtype: "colour = dtype", none: "edges" };
+
+export function renderLegend(app) {
+  const g = app.g;
+  const rows = [];
+  const mode = app.colorBy;
+  const swatchRow = (color, text) => {
+    const sw = h("span", { class: "swatch" });
+    sw.style.background = color;
+    return h("li", null, sw, cleanText(text, 40));
+  };
+  if (app.scene && mode !== "none") {
+    const keys = new Set();
+    for (const b of app.scene.boxes) {
+      if (b.stub) continue;
+      const key = colorKey(g, b.m, mode);
+      if (key) keys.add(key[1]);
+    }
+    const sorted = [...keys].sort((a, b) => a - b);
+    const limit = mode === "structure" ? 12 : 14;
+    for (const k of sorted.slice(0, limit)) {
+      if (mode === "structure") {
+        const [label, count] = g.templates[k];
+        rows.push(swatchRow(palette(k, app.theme), `${label} × ${count}`));
+      } else {
+        const table = mode === "op" ? g.opTypes : mode === "device" ? g.devices : g.dtypes;
+        rows.push(swatchRow(palette(k, app.theme), table[k]));
+      }
+    }
+    if (sorted.length > limit) {
+      rows.push(h("li", { class: "more" }, `… ${sorted.length - limit} more`));
+    }
+    if (mode === "structure") rows.push(swatchRow(app.unique[app.theme], "unique structure"));
+  }
+  const edge = (cls, text) => h("li", null, h("span", { class: `edge-sample ${cls}` }), text);
+  rows.push(edge("data", "data (label: shape)"), edge("control", "control dependency"),
+    edge("ref", "reference (mutated)"));
+  return [h("h3", null, TITLES[mode] || ""), h("ul", null, rows)];
+}
+
+// ------------------------------------------------------------------------- minimap
+
+export class Minimap {
+  constructor(app, canvas) {
+    this.app = app;
+    this.canvas = canvas;
+    this.scale = 1;
+    this.pending = false;
+    let dragging = false;
+    const move = (ev) => {
+      const r = canvas.getBoundingClientRect();
+      const x = (ev.clientX - r.left - this.ox) / this.scale;
+      const y = this.sceneH - (ev.clientY - r.top - this.oy) / this.scale;
+      app.centerOn(x, y);
+    };
+    canvas.addEventListener("pointerdown", (ev) => {
+      dragging = true;
+      canvas.setPointerCapture(ev.pointerId);
+      move(ev);
+      ev.stopPropagation();
+    });
+    canvas.addEventListener("pointermove", (ev) => dragging && move(ev));
+    canvas.addEventListener("pointerup", () => { dragging = false; });
+  }
+
+  schedule() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.draw();
+    });
+  }
+
+  draw() {
+    const app = this.app;
+    const scene = app.scene;
+    if (!scene) return;
+    const c = this.canvas;
+    const maxW = 200;
+    const maxH = 150;
+    const s = Math.min(maxW / Math.max(scene.w, 1), maxH / Math.max(scene.h, 1));
+    const cw = Math.max(40, Math.ceil(scene.w * s)) + 8;
+    const ch = Math.max(30, Math.ceil(scene.h * s)) + 8;
+    const dpr = window.devicePixelRatio || 1;
+    if (c.width !== cw * dpr || c.height !== ch * dpr) {
+      c.width = cw * dpr;
+      c.height = ch * dpr;
+      c.style.width = `${cw}px`;
+      c.style.height = `${ch}px`;
+    }
+    this.scale = s;
+    this.ox = 4;
+    this.oy = 4;
+    this.sceneH = scene.h;
+    const ctx = c.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const colors = app.themes[app.theme];
+    ctx.fillStyle = colors.bg;
+    ctx.fillRect(0, 0, cw, ch);
+    for (const b of scene.boxes) {
+      if (b.stub) continue;
+      const x = 4 + (b.x - b.w / 2) * s;
+      const y = 4 + (scene.h - b.y - b.h / 2) * s;
+      if (b.open) {
+        ctx.strokeStyle = colors.muted;
+        ctx.lineWidth = 0.5;
+        ctx.strokeRect(x, y, b.w * s, b.h * s);
+      } else {
+        ctx.fillStyle = app.g.isGroup(b.m) ? colors.muted : colors.line;
+        ctx.fillRect(x, y, Math.max(1, b.w * s), Math.max(1, b.h * s));
+      }
+    }
+    // The part of the scene on screen.
+    const { k, tx, ty } = app.view;
+    const [W, H] = app.size();
+    const x0 = -tx / k;
+    const yTop = ty / k; // world y (up) at the top of the screen
+    ctx.strokeStyle = "#e8590c";
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(4 + x0 * s, 4 + (scene.h - yTop) * s, (W / k) * s, (H / k) * s);
+  }
+}
