@@ -65,13 +65,19 @@ class _Place:
     graph: int | None = None  # index of the function/partition graph; None = merge them all
 
 
-def event_files(logdir: Path) -> list[Path]:
-    """All event files under ``logdir``, sorted by run then name (names start with a time)."""
+def event_files(logdir: Path) -> tuple[list[Path], list[str]]:
+    """All event files under ``logdir``, sorted by run then name (names start with a time),
+    and a warning for each directory that could not be listed."""
     found: list[Path] = []
-    for root, dirs, files in os.walk(logdir):
+    problems: list[str] = []
+
+    def skipped(error: OSError) -> None:
+        problems.append(f"skipped {error.filename}: {error.strerror or error}")
+
+    for root, dirs, files in os.walk(logdir, onerror=skipped):
         dirs.sort()
         found.extend(Path(root) / name for name in sorted(files) if "tfevents" in name)
-    return found
+    return found, problems
 
 
 def discover_logdir(logdir: str | os.PathLike[str], run: str | None = None) -> Discovery:
@@ -88,7 +94,7 @@ def discover_logdir(logdir: str | os.PathLike[str], run: str | None = None) -> D
     """
     root = Path(logdir)
     name = os.fspath(logdir)
-    files = event_files(root)
+    files, problems = event_files(root)
     if not files:
         raise NoGraphError(f"{name} holds no TensorBoard event files (no file named "
                            f"*tfevents*){_elsewhere_hint(root)}")
@@ -107,7 +113,8 @@ def discover_logdir(logdir: str | os.PathLike[str], run: str | None = None) -> D
             "with tf.summary.trace_export, Keras' TensorBoard(write_graph=True) callback or "
             "FileWriter.add_graph"
         )
-    return Discovery(path=name, source_kind="logdir", graphs=_unique(sources))
+    return Discovery(path=name, source_kind="logdir", graphs=_unique(sources),
+                     warnings=tuple(problems))
 
 
 def discover_file(path: str | os.PathLike[str]) -> Discovery:
