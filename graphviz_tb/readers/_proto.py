@@ -87,12 +87,14 @@ def is_plausible_graph(graph: GraphDef) -> bool:
     """Tell whether a parsed GraphDef looks real rather than bytes that happened to decode.
 
     Protobuf decodes many byte strings without complaint, so a PNG or a MetaGraphDef can "parse"
-    as a GraphDef.  A real graph has ops or functions, and every node has a printable name and
-    an op type.
+    as a GraphDef.  A real graph has ops or functions, and most of its nodes have a printable
+    name and an op type.  "Most", not "all": a real graph may hold a hostile or odd name (a
+    newline, a control character), and we want to draw it rather than reject the file.
     """
     if not graph.node and not graph.library.function:
         return False
-    return all(node.name and node.op and node.name.isprintable() for node in graph.node)
+    good = sum(1 for node in graph.node if node.name and node.op and node.name.isprintable())
+    return good * 2 >= len(graph.node) and (good > 0 or not graph.node)
 
 
 def check_has_ops(graph: GraphDef, name: str) -> GraphDef:

@@ -1,0 +1,269 @@
+"""Shared fixtures.  The ``reader_*`` ones build real inputs with TensorFlow, Keras and PyTorch.
+
+Each is built once per session in a temporary directory, and records what TensorFlow itself
+reports about it (node counts from TensorFlow's own protos and readers), so reader tests compare
+against the producer rather than against our own parsing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class ReaderInput:
+    """A TensorFlow-made input and what TensorFlow says about it."""
+
+    path: Path
+    nodes: int  # len(graph_def.node) as TensorFlow reports it
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _tf() -> Any:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    return pytest.importorskip("tensorflow")
+
+
+def _v1_graph(tf: Any) -> Any:
+    """A small TF1 training-style graph with name scopes, variables and a loss."""
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        images = v1.placeholder(tf.float32, [None, 784], name="images")
+        labels = v1.placeholder(tf.int64, [None], name="labels")
+        with v1.name_scope("hidden"):
+            w = tf.Variable(v1.truncated_normal([784, 32], stddev=0.1), name="weights")
+            b = tf.Variable(tf.zeros([32]), name="biases")
+            hidden = tf.nn.relu(tf.matmul(images, w) + b)
+        with v1.name_scope("softmax_linear"):
+            w2 = tf.Variable(v1.truncated_normal([32, 10], stddev=0.1), name="weights")
+            logits = tf.matmul(hidden, w2, name="logits")
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits),
+            name="loss",
+        )
+        v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        v1.global_variables_initializer()
+    return graph
+
+
+@pytest.fixture(scope="session")
+def reader_tf1(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ReaderInput]:
+    """A TF1 graph as .pb, .pbtxt, .meta (binary and text) and a FileWriter logdir."""
+    tf = _tf()
+    v1 = tf.compat.v1
+    root = tmp_path_factory.mktemp("tf1")
+    graph = _v1_graph(tf)
+    graph_def = graph.as_graph_def(add_shapes=True)
+    nodes = len(graph_def.node)
+    tf.io.write_graph(graph_def, str(root), "graph.pb", as_text=False)
+    tf.io.write_graph(graph_def, str(root), "graph.pbtxt", as_text=True)
+    with graph.as_default():
+        v1.train.export_meta_graph(str(root / "model.meta"))
+        v1.train.export_meta_graph(str(root / "model_text.meta"), as_text=True)
+        meta = v1.train.export_meta_graph()
+
+    logdir = root / "logs"
+    with v1.Session(graph=graph) as session:
+        session.run(graph.get_operation_by_name("init"))
+        writer = v1.summary.FileWriter(str(logdir / "train"), graph=graph)
+        options = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE, output_partition_graphs=True)
+        run_metadata = v1.RunMetadata()
+        session.run(
+            graph.get_tensor_by_name("loss:0"),
+            feed_dict={"images:0": [[0.0] * 784], "labels:0": [1]},
+            options=options,
+            run_metadata=run_metadata,
+        )
+        writer.add_run_metadata(run_metadata, "step_1", global_step=1)
+        writer.add_meta_graph(meta, global_step=2)
+        writer.close()
+    return {
+        "pb": ReaderInput(root / "graph.pb", nodes),
+        "pbtxt": ReaderInput(root / "graph.pbtxt", nodes),
+        "meta": ReaderInput(root / "model.meta", len(meta.graph_def.node)),
+        "meta_text": ReaderInput(root / "model_text.meta", len(meta.graph_def.node)),
+        "logdir": ReaderInput(logdir, len(graph.as_graph_def().node), {
+            "partitions": [len(g.node) for g in run_metadata.partition_graphs],
+            "meta_nodes": len(meta.graph_def.node),
+        }),
+    }
+
+
+@pytest.fixture(scope="session")
+def reader_trace(tmp_path_factory: pytest.TempPathFactory) -> ReaderInput:
+    """A TF2 logdir from tf.summary.trace_export over two tf.function calls."""
+    tf = _tf()
+    logdir = tmp_path_factory.mktemp("trace")
+
+    @tf.function
+    def dense(x: Any) -> Any:
+        with tf.name_scope("layer"):
+            return tf.nn.relu(tf.matmul(x, tf.ones([3, 2])) + 1.0)
+
+    @tf.function
+    def double(x: Any) -> Any:
+        return x * 2.0
+
+    x = tf.ones([1, 3])
+    writer = tf.summary.create_file_writer(str(logdir))
+    tf.summary.trace_on(graph=True, profiler=False)
+    double(dense(x))
+    with writer.as_default():
+        tf.summary.trace_export("step_trace", step=3)
+    writer.close()
+    return ReaderInput(logdir, _trace_nodes(tf, logdir))
+
+
+def _trace_nodes(tf: Any, logdir: Path) -> list[int]:
+    """Node counts of each function graph, read back with TensorFlow's own event reader."""
+    from tensorflow.core.protobuf import config_pb2
+
+    counts: list[int] = []
+    for file in logdir.glob("*tfevents*"):
+        for event in tf.compat.v1.train.summary_iterator(str(file)):
+            for value in event.summary.value:
+                if value.metadata.plugin_data.plugin_name == "graph_run_metadata_graph":
+                    run_metadata = config_pb2.RunMetadata.FromString(value.tensor.string_val[0])
+                    counts += [len(f.pre_optimization_graph.node)
+                               for f in run_metadata.function_graphs]
+    return counts
+
+
+def _keras_model(keras: Any) -> Any:
+    """A functional model with a nested Sequential and a nested functional model."""
+    inner = keras.Sequential(
+        [keras.Input((8,)), keras.layers.Dense(5, name="d1"), keras.layers.Dense(6, name="d2")],
+        name="inner",
+    )
+    sub_in = keras.Input((6,), name="sub_in")
+    sub = keras.Model(sub_in, [keras.layers.Dense(2, name="a")(sub_in),
+                               keras.layers.Dense(3, name="b")(sub_in)], name="sub")
+    x = keras.Input((4,), name="x")
+    y = keras.Input((6,), name="y")
+    h = inner(keras.layers.Dense(8, activation="relu", name="fc")(x))
+    first, second = sub(h)
+    merged = keras.layers.Concatenate(name="cat")([first, second, y])
+    shared = keras.layers.Dense(2, name="shared")
+    pre = keras.layers.Dense(11, name="pre")(merged)
+    out = keras.layers.Add(name="add")([shared(merged), shared(pre)])
+    return keras.Model([x, y], out, name="outer")
+
+
+def _config_layers(config: dict[str, Any]) -> int:
+    """Layers in a Keras config, nested models counted by their own layers."""
+    total = 0
+    for layer in config["config"]["layers"]:
+        total += _config_layers(layer) if "layers" in layer.get("config", {}) else 1
+    return total
+
+
+@pytest.fixture(scope="session")
+def reader_keras(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ReaderInput]:
+    """Keras 3 files (.keras, .h5, .json) and a logdir from the TensorBoard callback."""
+    _tf()
+    import keras
+    import numpy as np
+
+    root = tmp_path_factory.mktemp("keras")
+    model = _keras_model(keras)
+    config = json.loads(model.to_json())
+    layers = _config_layers(config)
+    model.save(root / "model.keras")
+    model.save(root / "model.h5")
+    (root / "model.json").write_text(model.to_json())
+
+    sequential = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="relu"),
+                                   keras.layers.Dense(1)], name="seq")
+    sequential.compile("sgd", "mse")
+    logdir = root / "logs"
+    sequential.fit(np.zeros((8, 4)), np.zeros((8, 1)), epochs=1, verbose=0,
+                   callbacks=[keras.callbacks.TensorBoard(str(logdir), write_graph=True)])
+    seq_layers = _config_layers(json.loads(sequential.to_json()))
+    return {
+        "keras": ReaderInput(root / "model.keras", layers, {"model": model}),
+        "h5": ReaderInput(root / "model.h5", layers),
+        "json": ReaderInput(root / "model.json", layers),
+        "logdir": ReaderInput(logdir, seq_layers),
+    }
+
+
+@pytest.fixture(scope="session")
+def reader_savedmodel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ReaderInput]:
+    """A TF2 SavedModel (tf.saved_model.save) and a TF1 one with two tag sets."""
+    tf = _tf()
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    root = tmp_path_factory.mktemp("savedmodel")
+
+    class Scale(tf.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = tf.Variable(tf.ones([3, 2]), name="w")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+        def __call__(self, x: Any) -> Any:
+            return {"y": tf.matmul(x, self.w)}
+
+    tf2_dir = root / "tf2"
+    tf.saved_model.save(Scale(), str(tf2_dir))
+    tf2 = saved_model_pb2.SavedModel.FromString((tf2_dir / "saved_model.pb").read_bytes())
+
+    v1 = tf.compat.v1
+    tf1_dir = root / "tf1"
+    graph = tf.Graph()
+    with graph.as_default(), v1.Session(graph=graph) as session:
+        x = v1.placeholder(tf.float32, [None, 2], name="x")
+        w = tf.Variable([[1.0], [2.0]], name="w")
+        y = tf.matmul(x, w, name="y")
+        session.run(v1.global_variables_initializer())
+        builder = v1.saved_model.Builder(str(tf1_dir))
+        signature = v1.saved_model.predict_signature_def({"x": x}, {"y": y})
+        builder.add_meta_graph_and_variables(session, ["serve"],
+                                             signature_def_map={"serving_default": signature})
+        builder.add_meta_graph(["train", "gpu"])
+        builder.save()
+    tf1 = saved_model_pb2.SavedModel.FromString((tf1_dir / "saved_model.pb").read_bytes())
+    return {
+        "tf2": ReaderInput(tf2_dir, len(tf2.meta_graphs[0].graph_def.node)),
+        "tf1": ReaderInput(tf1_dir, len(tf1.meta_graphs[0].graph_def.node),
+                           {"nodes": [len(m.graph_def.node) for m in tf1.meta_graphs]}),
+    }
+
+
+@pytest.fixture(scope="session")
+def reader_pytorch(tmp_path_factory: pytest.TempPathFactory) -> ReaderInput:
+    """A logdir from PyTorch's SummaryWriter.add_graph."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = torch.nn.Linear(4, 3)
+            self.fc2 = torch.nn.Linear(3, 1)
+
+        def forward(self, x: Any) -> Any:
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    logdir = tmp_path_factory.mktemp("pytorch")
+    writer = SummaryWriter(str(logdir))
+    writer.add_graph(Net(), torch.zeros(2, 4))
+    writer.close()
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    nodes = 0
+    for file in logdir.glob("*tfevents*"):
+        for record in RawEventFileLoader(str(file)).Load():
+            event = Event.FromString(record)
+            if event.HasField("graph_def"):
+                nodes = len(GraphDef.FromString(event.graph_def).node)
+    return ReaderInput(logdir, nodes)

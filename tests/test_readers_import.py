@@ -1,0 +1,17 @@
+"""The readers stay importable without loading TensorFlow."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_importing_readers_does_not_import_tensorflow():
+    code = (
+        "import sys, graphviz_tb.readers, graphviz_tb.readers.live, graphviz_tb.dtypes\n"
+        "heavy = sorted(m for m in ('tensorflow', 'keras', 'torch', 'h5py') if m in sys.modules)\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == ""
