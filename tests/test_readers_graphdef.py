@@ -182,8 +182,7 @@ def test_text_graph_with_byte_order_mark(tmp_path):
 
 
 @pytest.mark.tensorflow
-def test_checkpoint_files_point_at_the_meta_graph(tmp_path):
-    tf = pytest.importorskip("tensorflow")
+def test_checkpoint_files_point_at_the_meta_graph(tmp_path, tf):
     prefix = tf.train.Checkpoint(v=tf.Variable(1.0)).write(str(tmp_path / "ckpt"))
     with pytest.raises(InputError, match="is a TensorFlow checkpoint index"):
         discover(prefix + ".index")

@@ -11,11 +11,6 @@ from graphviz_tb.readers import TensorSpec, discover_object, select
 pytestmark = pytest.mark.tensorflow
 
 
-@pytest.fixture(scope="module")
-def tf():
-    return pytest.importorskip("tensorflow")
-
-
 def _graph(tf):
     graph = tf.Graph()
     with graph.as_default():

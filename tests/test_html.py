@@ -1,0 +1,415 @@
+"""The interactive HTML viewer, driven in real headless Chromium.
+
+Each test renders a graph TensorFlow made (the TF1 MNIST training sample, or a TensorBoard demo
+graph from the corpus) with ``tbgraph``'s HTML renderer, opens the file from ``file://`` in
+Debian's ``chromium`` through Playwright, and uses the page as a person or a script would:
+through ``window.tbgraph`` and the drawn elements.  Every page load fails the test if a request
+leaves the page, a dialog opens, or a script error is reported.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import graphviz_tb
+from graphviz_tb.errors import GraphvizTbError
+from graphviz_tb.render import html as html_mod
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+DEMO = CORPUS / "tensorboard-graph-plugin" / "tf_graph_demo_graph.pbtxt"
+MNIST = REPO / "samples" / "mnist_tf1.pb"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "</script>",
+           "<!--<script>alert(2)//"]
+
+
+def _bundle_or_fail() -> None:
+    if not (html_mod.VIEWER_DIR / "bundle.js").is_file():
+        pytest.fail("the viewer bundle is not built: run 'make viewer' (make test does it)")
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not on PATH (make test installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _bundle_or_fail()
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """HTML files of the demo graph, the MNIST sample (when present) and a hostile graph."""
+    _bundle_or_fail()
+    out = tmp_path_factory.mktemp("html")
+    files = {}
+    demo = graphviz_tb.load(str(DEMO))
+    files["demo"] = out / "demo.html"
+    demo.render(files["demo"])
+    if MNIST.exists():
+        files["mnist"] = out / "mnist.html"
+        graphviz_tb.load(str(MNIST)).render(files["mnist"])
+    files["hostile"] = out / "hostile.html"
+    _hostile_graph().render(files["hostile"], title=HOSTILE[0], expand_all=True)
+    return files
+
+
+def _hostile_graph() -> graphviz_tb.Graph:
+    """A GraphDef whose names, op types, devices and attributes try to inject markup."""
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    previous = None
+    for i, evil in enumerate(HOSTILE):
+        for name in (evil, f"scope{i}/{evil}", f"{evil}/inner"):
+            node = gd.node.add(name=name, op="Identity" if previous else "Placeholder")
+            node.device = evil
+            node.attr["note"].s = evil.encode()
+            if previous:
+                node.input.append(previous)
+            previous = name
+    weird = gd.node.add(name="weird", op=HOSTILE[1])
+    weird.input.append(previous)
+    return graphviz_tb.load(gd)
+
+
+class Page:
+    """A loaded viewer page that records what would be a security or correctness problem."""
+
+    def __init__(self, browser: Any, path: Path, hash_: str = "") -> None:
+        self.outside: list[str] = []
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1280, "height": 860})
+        self.page.route("**/*", self._route)
+        self.page.on("dialog", self._dialog)
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("console", self._console)
+        start = time.monotonic()
+        self.page.goto(path.resolve().as_uri() + hash_)
+        self.wait("window.tbgraph && window.tbgraph.ready === true", timeout=20)
+        self.ready_s = time.monotonic() - start
+
+    def wait(self, expression: str, timeout: float = 10) -> Any:
+        """Poll an expression until it is truthy.  (Playwright's wait_for_function evaluates
+        strings inside the page, which the page's Content-Security-Policy rightly forbids.)"""
+        end = time.monotonic() + timeout
+        while True:
+            value = self.page.evaluate(expression)
+            if value:
+                return value
+            if time.monotonic() > end:
+                raise AssertionError(f"timed out waiting for {expression}")
+            time.sleep(0.05)
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if url.startswith(("file:", "data:", "blob:")):
+            route.continue_()
+        else:
+            self.outside.append(url)
+            route.abort()
+
+    def _dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def _console(self, msg: Any) -> None:
+        if msg.type == "error":
+            self.errors.append(f"console: {msg.text}")
+
+    def js(self, expression: str, arg: Any = None) -> Any:
+        return self.page.evaluate(expression, arg)
+
+    def visible(self) -> list[str]:
+        return self.js("window.tbgraph.visibleNodes()")
+
+    def close(self) -> None:
+        try:
+            assert self.outside == [], f"requests left the page: {self.outside}"
+            assert self.dialogs == [], f"a dialog opened: {self.dialogs}"
+            assert self.errors == [], f"script errors: {self.errors}"
+        finally:
+            self.page.close()
+
+
+@pytest.fixture
+def open_page(browser: Any) -> Any:
+    opened: list[Page] = []
+
+    def _open(path: Path, hash_: str = "") -> Page:
+        page = Page(browser, path, hash_)
+        opened.append(page)
+        return page
+
+    yield _open
+    for page in opened:
+        page.close()
+
+
+def _overlaps(boxes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Pairs of sibling boxes (same parent group) whose rectangles intersect."""
+    by_parent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for b in boxes:
+        by_parent[b["parent"]].append(b)
+    bad = []
+    for siblings in by_parent.values():
+        for i, a in enumerate(siblings):
+            for b in siblings[i + 1:]:
+                if (abs(a["x"] - b["x"]) * 2 < a["w"] + b["w"] - 1
+                        and abs(a["y"] - b["y"]) * 2 < a["h"] + b["h"] - 1):
+                    bad.append((a["name"], b["name"]))
+    return bad
+
+
+def _inside(boxes: list[dict[str, Any]]) -> list[str]:
+    """Boxes that stick out of the open group that holds them."""
+    by_name = {b["name"]: b for b in boxes if b["open"]}
+    bad = []
+    for b in boxes:
+        p = by_name.get(b["parent"])
+        if p is None:
+            continue
+        if (b["x"] - b["w"] / 2 < p["x"] - p["w"] / 2 - 0.5
+                or b["x"] + b["w"] / 2 > p["x"] + p["w"] / 2 + 0.5
+                or b["y"] - b["h"] / 2 < p["y"] - p["h"] / 2 - 0.5
+                or b["y"] + b["h"] / 2 > p["y"] + p["h"] / 2 + 0.5):
+            bad.append(b["name"])
+    return bad
+
+
+# --------------------------------------------------------------------------- without a browser
+
+
+def test_page_is_one_offline_file(pages: dict[str, Path]) -> None:
+    text = pages["demo"].read_text(encoding="utf-8")
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', text)
+    assert csp, "no Content-Security-Policy"
+    policy = csp.group(1)
+    assert "default-src 'none'" in policy
+    assert "connect-src 'none'" in policy
+    assert "'wasm-unsafe-eval'" in policy
+    assert "'unsafe-inline'" not in policy and "'unsafe-eval'" not in policy
+    # Nothing is loaded from anywhere: no external scripts, styles, images or frames.
+    assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)=", text, re.I)
+    assert text.count("<script") == 2 and text.lower().count("</script") == 2
+
+
+def test_hostile_names_cannot_close_the_data_script(pages: dict[str, Path]) -> None:
+    text = pages["hostile"].read_text(encoding="utf-8")
+    assert text.lower().count("</script") == 2
+    assert "<img" not in text
+    head = text.split("<style>", 1)[0]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in head  # the title, escaped
+
+
+def test_missing_bundle_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(html_mod, "VIEWER_DIR", tmp_path)
+    graph = graphviz_tb.load(str(DEMO))
+    with pytest.raises(GraphvizTbError, match="make viewer"):
+        graph.render(format="html")
+
+
+def test_embedded_layout_matches_the_static_picture() -> None:
+    """The page starts from the very layout the SVG output uses."""
+    from graphviz_tb.options import RenderOptions
+    from graphviz_tb.render.scene import build_scene
+
+    graph = graphviz_tb.load(str(DEMO))
+    options = RenderOptions(depth=2)
+    data = html_mod.build_data(graph, options)
+    _, scene = build_scene(graph, options)
+    root = data["layouts"]["0"]
+    assert (root["w"], root["h"]) == (pytest.approx(scene.width, abs=0.1),
+                                      pytest.approx(scene.height, abs=0.1))
+    assert len(data["expanded"]) == len(scene.expanded)
+    names = dict(enumerate(_names(data)))
+    drawn = {names[i] for layout in data["layouts"].values() for i in layout["n"][::3]}
+    assert drawn == {b.member.name for b in scene.boxes if not hasattr(b.member, "target")}
+
+
+def _names(data: dict[str, Any]) -> list[str]:
+    names = [""]
+    for i in range(1, len(data["parent"])):
+        base = data["nb"][i]
+        names.append(data["ns"][i] if base < 0 else f"{names[base]}/{data['ns'][i]}")
+    return names
+
+
+# --------------------------------------------------------------------------- in Chromium
+
+
+def test_page_is_ready_and_draws_the_top_level(open_page: Any, pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    assert page.ready_s < 5
+    visible = page.visible()
+    graph = graphviz_tb.load(str(DEMO))
+    top = {m.name for m in graph.hierarchy().root.children}
+    assert set(visible) == top
+    drawn = page.js("[...document.querySelectorAll('[data-node]')]"
+                    ".map(e => e.getAttribute('data-node'))")
+    assert sorted(drawn) == sorted(visible)
+
+
+def test_expanding_adds_members_without_overlap(open_page: Any, pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    before = set(page.visible())
+    assert "gradients" in before
+    assert page.js("window.tbgraph.expand('gradients')") is True
+    after = set(page.visible())
+    members = {n for n in after - before}
+    assert "gradients/Fill" in members and "gradients/add_grad" in members
+    assert before <= after
+    # One level deeper: the group's ancestors are laid out again around it.
+    page.js("window.tbgraph.expand('gradients/add_grad')")
+    assert "gradients/add_grad/BroadcastGradientArgs" in page.visible()
+    boxes = page.js("window.tbgraph.boxes()")
+    assert _overlaps(boxes) == []
+    assert _inside(boxes) == []
+    # The drawn elements follow: every visible node has its element.
+    assert page.js("document.querySelectorAll('[data-node=\"gradients/add_grad/Sum\"]').length") == 1
+    # Collapsing gives the members back.
+    page.js("window.tbgraph.collapse('gradients')")
+    assert set(page.visible()) == before
+    assert _overlaps(page.js("window.tbgraph.boxes()")) == []
+
+
+def test_double_click_expands_in_place(open_page: Any, pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    page.js("window.tbgraph.fit()")
+    node = page.page.locator('[data-node="GradientDescent"] > .shape')
+    node.dblclick()
+    page.wait(
+        "window.tbgraph.visibleNodes().includes('GradientDescent/learning_rate')")
+    assert _overlaps(page.js("window.tbgraph.boxes()")) == []
+
+
+def test_trace_inputs_of_accuracy_reaches_inputs_not_optimizer(
+        open_page: Any, pages: dict[str, Path]) -> None:
+    if "mnist" not in pages:
+        pytest.skip("samples/mnist_tf1.pb is not there yet")
+    page = open_page(pages["mnist"])
+    page.js("window.tbgraph.expand('input')")
+    lit = page.js("window.tbgraph.traceInputs('accuracy')")
+    assert "accuracy" in lit
+    assert "input/x" in lit and "input/y" in lit  # the placeholders
+    assert not any(n == "train" or n.startswith("train/") for n in lit), lit
+    # Highlight and dimming are on the drawn elements too.
+    assert page.js("document.querySelector('[data-node=\"input/x\"]').classList.contains('hl')")
+    assert not page.js("document.querySelector('[data-node=\"train\"]').classList.contains('hl')")
+    # Outputs of the input placeholders reach the optimizer (through the gradients).
+    out = page.js("window.tbgraph.traceOutputs('input/x')")
+    assert "train" in out and "accuracy" in out
+
+
+def test_trace_passes_through_collapsed_groups_and_control_switch(
+        open_page: Any, pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    lit = page.js("window.tbgraph.traceInputs('GradientDescent')")
+    # GradientDescent's updates depend on the gradients, which depend on the forward pass.
+    assert {"GradientDescent", "gradients", "SoftmaxCrossEntropyWithLogits"} <= set(lit)
+    full = len(page.js("window.tbgraph.traceInputs('gradients/MatMul_grad/tuple/group_deps')"))
+    page.js("window.tbgraph.setTraceControl(false)")
+    without = page.js("window.tbgraph.traceInputs('gradients/MatMul_grad/tuple/group_deps')")
+    assert len(without) < full
+    page.js("window.tbgraph.setTraceControl(true)")
+
+
+def test_search_finds_ops_and_jumping_opens_groups(open_page: Any,
+                                                   pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    hits = page.js("window.tbgraph.search('BroadcastGradientArgs')")
+    assert "gradients/add_grad/BroadcastGradientArgs" in hits
+    by_type = page.js("window.tbgraph.search('op:MatMul')")
+    assert "MatMul" in by_type and "gradients/MatMul_grad/MatMul" in by_type
+    assert page.js("window.tbgraph.search('no such thing at all')") == []
+    # Typing in the search box offers completions; Enter jumps there, opening its groups.
+    box = page.page.locator("header input[type=search]")
+    box.fill("BroadcastGradientArgs")
+    page.page.wait_for_selector(".completions.open li")
+    box.press("Enter")
+    page.wait("window.tbgraph.visibleNodes()"
+                                ".includes('gradients/add_grad/BroadcastGradientArgs')")
+    details = page.page.locator("aside.details")
+    assert "BroadcastGradientArgs" in details.inner_text()
+    assert _overlaps(page.js("window.tbgraph.boxes()")) == []
+
+
+def test_details_panel_lists_inputs_and_links_neighbours(open_page: Any,
+                                                         pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    page.js("window.tbgraph.select('gradients/MatMul_grad/MatMul')")
+    text = page.page.locator("aside.details").inner_text()
+    assert "MatMul" in text and "transpose_b" in text
+    assert "hidden_weights/read" in text and "float32 784×100" in text
+    assert "CONTROL DEPENDENTS" in text.upper()
+    page.page.locator("aside.details button.link", has_text="hidden_weights/read").click()
+    page.wait("window.tbgraph.visibleNodes().includes('hidden_weights/read')")
+
+
+def test_view_state_lives_in_the_url(open_page: Any, pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    page.js("window.tbgraph.expand('gradients')")
+    page.js("window.tbgraph.traceInputs('gradients/Fill')")
+    page.js("window.tbgraph.setColorBy('op')")
+    page.wait("location.hash.includes('t=in')")
+    state = page.js("location.hash")
+    visible = sorted(page.visible())
+    again = open_page(pages["demo"], state)
+    assert sorted(again.visible()) == visible
+    assert again.js("document.querySelector('[data-node=\"gradients/Fill\"]')"
+                    ".classList.contains('trace-root')")
+    assert again.js("document.querySelector('header select').value") == "op"
+
+
+def test_colour_by_theme_aux_and_export(open_page: Any, pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    page.js("window.tbgraph.setColorBy('op')")
+    legend = page.page.locator(".legend").inner_text()
+    assert "op type" in legend and "MatMul" in legend
+    page.js("window.tbgraph.setTheme('dark')")
+    assert page.js("document.documentElement.dataset.theme") == "dark"
+    assert page.js("window.tbgraph.setAux(false)") is True
+    assert _overlaps(page.js("window.tbgraph.boxes()")) == []
+    svg = page.js("window.tbgraph.exportSvg()")
+    assert svg.startswith("<?xml") and 'data-node="gradients"' in svg
+    import xml.dom.minidom
+
+    xml.dom.minidom.parseString(svg.encode("utf-8"))
+
+
+def test_hostile_names_show_as_text_and_run_nothing(open_page: Any,
+                                                    pages: dict[str, Path]) -> None:
+    page = open_page(pages["hostile"])
+    for evil in HOSTILE:
+        page.js("(name) => window.tbgraph.select(name)", evil)
+        details = page.page.locator("aside.details").inner_text()
+        assert evil in details
+        assert evil in page.js("(q) => window.tbgraph.search(q)", evil)
+    drawn = set(page.js("[...document.querySelectorAll('[data-node]')]"
+                        ".map(e => e.getAttribute('data-node'))"))
+    assert set(_hostile_graph().model.graph.nodes) <= drawn
+    labels = page.js("[...document.querySelectorAll('[data-node] text')].map(e => e.textContent)")
+    assert HOSTILE[1] in labels  # shown as text, not parsed
+    assert page.js("document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert page.js("document.querySelectorAll('script').length") == 2
+    assert page.js("document.title") == HOSTILE[0]
+    page.page.wait_for_timeout(200)  # give any injected handler a chance to fire
