@@ -7,7 +7,22 @@ OUT    := out
 SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved_model \
            $(wildcard samples/logs/*)
 
-.PHONY: demo test lint docs bench samples clean
+.PHONY: demo test lint docs bench samples clean viewer
+
+# The HTML viewer's JavaScript bundle (Graphviz WASM + our viewer), built from npm packages
+# pinned in package-lock.json; a build product, never committed.
+VIEWER     := graphviz_tb/render/viewer/bundle.js
+VIEWER_SRC := $(wildcard graphviz_tb/render/viewer/src/*.js) scripts/build-viewer.mjs
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@scripts/ensure-system.sh node:nodejs npm:npm
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(VIEWER): $(VIEWER_SRC) node_modules/.package-lock.json
+	node scripts/build-viewer.mjs
+
+viewer: $(VIEWER)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,16 +38,17 @@ $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test,tf]'
 	@touch $@
 
-demo: $(VENV)/.stamp-install
+demo: $(VENV)/.stamp-install $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz
 	@mkdir -p $(OUT)
 	@for s in $(SAMPLES); do \
 	  name=$$(echo "$$s" | sed -e 's|^samples/||' -e 's|/|_|g' -e 's|\.[a-z]*$$||'); \
 	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.svg" || exit 1; \
+	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.html" || exit 1; \
 	done
 	@echo "open $(OUT)/*.svg"
 
-test: $(VENV)/.stamp-test
+test: $(VENV)/.stamp-test $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python -m pytest -q
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
 
 @dataclass
 class ReaderInput:

@@ -285,7 +285,8 @@ def test_expanding_adds_members_without_overlap(open_page: Any, pages: dict[str,
     assert _overlaps(boxes) == []
     assert _inside(boxes) == []
     # The drawn elements follow: every visible node has its element.
-    assert page.js("document.querySelectorAll('[data-node=\"gradients/add_grad/Sum\"]').length") == 1
+    assert page.js("document.querySelectorAll('[data-node=\"gradients/add_grad/Sum\"]')"
+                   ".length") == 1
     # Collapsing gives the members back.
     page.js("window.tbgraph.collapse('gradients')")
     assert set(page.visible()) == before
