@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .model import CONTROL, DATA, REF
@@ -50,11 +49,12 @@ class Member:
     name: str
     parent: Group | None = field(default=None, repr=False)
     depth: int = 0
+    #: The short name shown in the picture: the last scope component.  A plain attribute set
+    #: once (names never change): functools.cached_property takes a lock on every access.
+    label: str = field(init=False, repr=False)
 
-    @cached_property
-    def label(self) -> str:
-        """The short name shown in the picture: the last scope component."""
-        return self.name.rstrip("/").rsplit("/", 1)[-1] or self.name
+    def __post_init__(self) -> None:
+        self.label = self.name.rstrip("/").rsplit("/", 1)[-1] or self.name
 
     def ancestors(self) -> Iterator[Group]:
         node = self.parent
@@ -182,26 +182,33 @@ def _ensure_group(h: Hierarchy, parts: list[str]) -> Group:
     return node
 
 
+def _scope_key(name: str) -> tuple[str, str]:
+    """(scope, full path) of a name with empty components dropped; fast for clean names."""
+    if "//" not in name and name[:1] != "/" and name[-1:] != "/":
+        return name.rpartition("/")[0], name
+    parts = scope_path(name)
+    return "/".join(parts[:-1]), "/".join(parts)
+
+
 def _build_scopes(h: Hierarchy) -> None:
     g = h.model.graph
-    placed: list[tuple[OpNode, list[str]]] = []
-    by_scope: dict[str, Group] = {}
-    for name, data in g.nodes(data=True):
-        parts = scope_path(name)
-        scope = "/".join(parts[:-1])
+    placed: list[tuple[OpNode, str]] = []
+    by_scope: dict[str, Group] = {"": h.root}
+    for name, data in g._node.items():  # the node dict itself: no view overhead on 65k ops
+        scope, path = _scope_key(name)
         parent = by_scope.get(scope)
         if parent is None:
-            parent = by_scope[scope] = _ensure_group(h, parts[:-1])
-        op = OpNode(name=name, parent=parent, depth=parent.depth + 1, op=data["op"],
-                    role=data["role"])
+            parent = by_scope[scope] = _ensure_group(h, scope_path(scope))
+        op = OpNode(name=name, parent=parent, op=data["op"], role=data["role"])
         h.ops[name] = op
-        placed.append((op, parts))
-    for op, parts in placed:
+        placed.append((op, path))
+    groups = h.groups
+    for op, path in placed:
         # An op whose name is also a scope becomes a leaf inside that scope.
-        home = h.groups.get("/".join(parts))
-        if home is not None and home is not op.parent:
-            op.parent, op.depth = home, home.depth + 1
-        op.parent.children.append(op)
+        home = groups.get(path)
+        if home is not None:
+            op.parent = home
+        op.parent.children.append(op)  # type: ignore[union-attr]
     for prefix, fname in h.model.function_groups.items():
         group = h.groups.get("/".join(scope_path(prefix)))
         if group is not None:
@@ -220,10 +227,10 @@ def _sort_children(h: Hierarchy) -> None:
 
 
 def _reparent(members: list[Member], new: Group) -> None:
+    """Move members into a new group (depths are fixed once, after all regrouping)."""
     for m in members:
         m.parent = new
     new.children = list(members)
-    _fix_depths(new)
 
 
 def _fix_depths(group: Group) -> None:
@@ -397,15 +404,22 @@ def aggregate_edges(h: Hierarchy) -> None:
     for group in h.all_groups():
         group.edges = {}
     ops = h.ops
-    for u, v, k, d in h.model.iter_edges():
-        a, b = (ops[u], ops[u]) if u == v else _lowest_children(ops[u], ops[v])
-        owner = a.parent
-        agg = owner.edges.get((a, b))  # type: ignore[union-attr]
-        if agg is None:
-            agg = owner.edges[(a, b)] = AggEdge(a, b)  # type: ignore[union-attr]
-        agg.counts[d["kind"]] += 1
-        agg.back += d["back"]
-        agg.edges.append((u, v, k))
+    for u, nbrs in h.model.graph._succ.items():  # per (u, v) pair: one walk up the tree
+        a0 = ops[u]
+        for v, keydict in nbrs.items():
+            if a0.parent is ops[v].parent or u == v:
+                a, b = a0, ops[v]
+            else:
+                a, b = _lowest_children(a0, ops[v])
+            edges = a.parent.edges  # type: ignore[union-attr]
+            agg = edges.get((a, b))
+            if agg is None:
+                agg = edges[(a, b)] = AggEdge(a, b)
+            counts, members = agg.counts, agg.edges
+            for k, d in keydict.items():
+                counts[d["kind"]] += 1
+                agg.back += d["back"]
+                members.append((u, v, k))
 
 
 def _count_ops(h: Hierarchy) -> None:

@@ -303,6 +303,24 @@ class _Builder:
                       "tensor": (src, out_index), "back": False})
 
 
+def _add_graph_nodes(builder: _Builder, node_defs: Any) -> list[tuple[str, Any]]:
+    """Add the top-level NodeDefs (the common path of :meth:`_Builder.add_node`, inlined: it
+    runs once per op of the graph)."""
+    ops, node, succ, pred = builder.ops, builder.g._node, builder.g._succ, builder.g._pred
+    named = []
+    for nd in node_defs:
+        name = nd.name
+        if name in ops:
+            name = builder.add_node(name, nd)
+        else:
+            op = ops[name] = nd.op
+            node[name] = {"op": op, "device": nd.device, "node_def": nd, "role": "op"}
+            succ[name] = {}
+            pred[name] = {}
+        named.append((name, nd))
+    return named
+
+
 def _wire_graph_inputs(builder: _Builder, node_defs: Iterable[tuple[str, Any]]) -> None:
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
     ops, succ, pred = builder.ops, builder.g._succ, builder.g._pred
@@ -333,9 +351,10 @@ def _wire_graph_inputs(builder: _Builder, node_defs: Iterable[tuple[str, Any]]) 
 def mark_back_edges(g: nx.MultiDiGraph) -> int:
     """Mark the edges that close cycles, so the rest of the graph is a DAG.
 
-    NextIteration -> Merge edges of TF1 while loops are back edges by definition; any cycle
+    NextIteration -> Merge edges of TF1 while loops are back edges by definition.  Any cycle
     left after them (a malformed graph) is broken by an iterative DFS in node order, so the
-    choice is deterministic.  Returns the number of edges marked.
+    choice is deterministic.  Most graphs have none, which one peeling pass (Kahn's algorithm)
+    proves cheaply before any DFS runs.  Returns the number of edges marked.
     """
     succ, nodes = g._succ, g._node
     marked = 0
@@ -345,18 +364,14 @@ def mark_back_edges(g: nx.MultiDiGraph) -> int:
                 for data in keydict.values():
                     data["back"] = True
                     marked += 1
+    if _acyclic(succ):
+        return marked
     state: dict[str, int] = {}  # 1 = on the DFS stack, 2 = done
-
-    def out(node: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        for v, keydict in succ[node].items():
-            for data in keydict.values():
-                yield v, data
-
     for root in succ:
         if root in state:
             continue
         state[root] = 1
-        stack = [(root, out(root))]
+        stack = [(root, _out(succ, root))]
         while stack:
             node, edges = stack[-1]
             for v, data in edges:
@@ -368,12 +383,38 @@ def mark_back_edges(g: nx.MultiDiGraph) -> int:
                     marked += 1
                 elif seen is None:
                     state[v] = 1
-                    stack.append((v, out(v)))
+                    stack.append((v, _out(succ, v)))
                     break
             else:
                 state[node] = 2
                 stack.pop()
     return marked
+
+
+def _out(succ: dict, node: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for v, keydict in succ[node].items():
+        for data in keydict.values():
+            yield v, data
+
+
+def _acyclic(succ: dict) -> bool:
+    """Whether the graph minus its marked back edges has no cycle (Kahn's peeling)."""
+    indegree = dict.fromkeys(succ, 0)
+    for nbrs in succ.values():
+        for v, keydict in nbrs.items():
+            if any(not d["back"] for d in keydict.values()):
+                indegree[v] += 1
+    ready = [n for n, d in indegree.items() if d == 0]
+    seen = 0
+    while ready:
+        u = ready.pop()
+        seen += 1
+        for v, keydict in succ[u].items():
+            if any(not d["back"] for d in keydict.values()):
+                indegree[v] -= 1
+                if indegree[v] == 0:
+                    ready.append(v)
+    return seen == len(succ)
 
 
 def build_model(
@@ -419,7 +460,7 @@ def build_model(
         raise NoGraphError(f"{where}: the graph holds no ops")
 
     builder = _Builder(model, model.warnings)
-    named = [(builder.add_node(nd.name, nd), nd) for nd in graph_def.node]
+    named = _add_graph_nodes(builder, graph_def.node)
     _wire_graph_inputs(builder, named)
     if options.functions and model.functions:
         if graph_def.node:

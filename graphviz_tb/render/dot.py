@@ -56,7 +56,9 @@ def _esc_multiline(lines: list[str]) -> str:
 
 
 def _html(text: str) -> str:
-    return html.escape(text, quote=True)
+    """Text escaped for an HTML-like label; never empty, because Graphviz rejects an empty
+    ``<FONT></FONT>`` or ``<B></B>`` as a syntax error (an op with no name or no type)."""
+    return html.escape(text, quote=True) or " "
 
 
 @dataclass

@@ -393,14 +393,17 @@ export class App {
     this.setView(k, W / 2 - x * k, H / 2 + y * k);
   }
 
+  // Bring a drawn member into view, beside the details panel rather than under it.
   focusMember(i) {
     if (!this.isDrawn(i)) return;
     const b = this.scene.boxes[this.scene.index.get(i)];
-    const [W, H] = this.size();
+    const [W0, H] = this.size();
+    const inset = Math.min(this.insetRight ? this.insetRight() : 0, W0 / 2);
+    const W = W0 - inset;
     let k = this.view.k;
     const fitK = Math.min((W * 0.8) / b.w, (H * 0.8) / b.h);
     if (k < 0.7 || k > fitK) k = Math.min(Math.max(k, 0.9), fitK);
-    this.centerOn(b.x, b.y, k);
+    this.setView(k, W / 2 - b.x * k, H / 2 + b.y * k);
   }
 
   _screenPos(i) {

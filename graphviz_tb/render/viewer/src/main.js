@@ -83,6 +83,8 @@ class UI {
       this.toast, this.help);
     this.root.replaceChildren(toolbar, main, this.status);
     this.minimap = new Minimap(app, this.minimapCanvas);
+    app.insetRight = () => (this.details.classList.contains("hidden") ? 0
+      : this.details.getBoundingClientRect().width);
     if (!app.options.legend) this.legend.classList.add("hidden");
     this.bindCanvas();
     this.bindKeys();
@@ -156,7 +158,7 @@ class UI {
     const app = this.app;
     if (i < 0) return;
     await app.reveal(i);
-    app.select(i);
+    app.select(i); // shows the details panel first, so focusing leaves room for it
     app.focusMember(i);
   }
 
