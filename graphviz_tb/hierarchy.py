@@ -39,7 +39,7 @@ __all__ = [
 
 #: A group with more children than this is split by shared name prefix (Keras 3 flat names).
 PREFIX_SPLIT_THRESHOLD = 12
-_NUMBERED = re.compile(r"^(.*)_(\d+)$")
+_NUMBERED = re.compile(r"^(.*?)(_?)(\d+)$")
 
 
 @dataclass(eq=False)
@@ -288,8 +288,14 @@ def _prefix_groups(h: Hierarchy) -> None:
 
 
 def _numbered(label: str) -> tuple[str, int]:
+    """``add_3`` -> (add, 3), ``block12`` -> (block, 12), ``add`` -> (add, 0)."""
     m = _NUMBERED.match(label)
-    return (m.group(1), int(m.group(2))) if m else (label, 0)
+    return (m.group(1), int(m.group(3))) if m and m.group(1) else (label, 0)
+
+
+def _separator(labels: list[str]) -> str:
+    """``_`` when the numbered names use one (``add_1``), else nothing (``block2``)."""
+    return "_" if any((m := _NUMBERED.match(x)) and m.group(2) for x in labels) else ""
 
 
 def _runs(numbers: list[tuple[int, Member]], minimum: int) -> list[list[tuple[int, Member]]]:
@@ -311,9 +317,11 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
         numbered = sorted(((_numbered(m.label)[1], m) for m in members), key=lambda t: t[0])
         if len({n for n, _ in numbered}) != len(numbered):
             continue
+        sep = _separator([m.label for m in members])
         for run in _runs(numbered, minimum):
             lo, hi = run[0][0], run[-1][0]
-            full = f"{parent.name}/{base}_[{lo}-{hi}]" if parent.name else f"{base}_[{lo}-{hi}]"
+            label = f"{base}{sep}[{lo}-{hi}]"
+            full = f"{parent.name}/{label}" if parent.name else label
             if full in h.groups:
                 continue
             series = Group(name=full, parent=parent, depth=parent.depth + 1, kind="series")

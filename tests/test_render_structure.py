@@ -1,0 +1,66 @@
+"""Structure colours and grouping on a real ResNet-50 traced by TensorFlow in this session.
+
+Keras 3 puts every layer directly under the model scope; prefix groups must turn that into
+stages and blocks, identical blocks must share a colour, and a run of identical numbered
+blocks must fold into one series.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from svgparse import fill_of, node_groups, parse
+
+import graphviz_tb
+from graphviz_tb.structure import UNIQUE_COLOR
+
+pytestmark = [pytest.mark.tensorflow, pytest.mark.dot]
+
+
+@pytest.fixture(scope="module")
+def resnet50(tf: Any, tmp_path_factory: pytest.TempPathFactory) -> graphviz_tb.Graph:
+    """ResNet-50 (random weights) inference traced as a tf.function, as Keras 3 writes it."""
+    import keras
+
+    model = keras.applications.ResNet50(weights=None)
+
+    @tf.function
+    def infer(images: Any) -> Any:
+        return model(images, training=False)
+
+    concrete = infer.get_concrete_function(tf.TensorSpec([None, 224, 224, 3], tf.float32))
+    path = Path(tmp_path_factory.mktemp("resnet")) / "resnet50.pb"
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    return graphviz_tb.load(path)
+
+
+def test_resnet_opens_as_stages_then_blocks(resnet50: graphviz_tb.Graph) -> None:
+    h = resnet50.hierarchy()
+    model_scope = next(g for g in h.root.children if g.is_group and g.op_count > 1000)
+    stages = {c.label for c in model_scope.children if c.is_group}
+    assert {"conv2", "conv3", "conv4", "conv5"} <= stages
+    conv3 = next(c for c in model_scope.children if c.label == "conv3")
+    assert [c.label for c in conv3.children] == [f"conv3_block{i}" for i in range(1, 5)]
+
+
+def test_identical_resnet_blocks_share_a_colour(resnet50: graphviz_tb.Graph) -> None:
+    root = parse(resnet50.render(expand=("*conv2", "*conv3", "*conv5")))
+    groups = {name.rsplit("/", 1)[-1]: g for name, g in node_groups(root, "group").items()}
+    identity = {fill_of(groups[f"conv{s}_block{b}"]) for s, b in
+                [(2, 2), (2, 3), (3, 2), (3, 3), (3, 4), (5, 2), (5, 3)]}
+    projection = {fill_of(groups[f"conv{s}_block1"]) for s in (2, 3, 5)}
+    assert len(identity) == 1 and len(projection) == 1
+    assert identity != projection
+    assert UNIQUE_COLOR["light"] not in identity | projection
+
+
+def test_identical_numbered_blocks_fold_into_a_series(resnet50: graphviz_tb.Graph) -> None:
+    root = parse(resnet50.render(expand=("*conv4",)))
+    series = [name for name in node_groups(root, "series")]
+    assert any(name.endswith("conv4_block[2-6]") for name in series), series
+    block = parse(resnet50.render(expand=("*conv2",)))
+    identity = fill_of(node_groups(block, "group")[
+        next(n for n in node_groups(block, "group") if n.endswith("conv2_block2"))])
+    assert fill_of(node_groups(root, "series")[series[0]]) == identity
