@@ -7,8 +7,6 @@
 The public surface is exactly ``__all__``; everything else is internal.
 """
 
-from __future__ import annotations
-
 __version__ = "0.1.0"
 
 from .api import Graph, load
