@@ -9,12 +9,14 @@ that need it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .options import LoadOptions, RenderOptions
 
 if TYPE_CHECKING:
     from .hierarchy import Hierarchy
+    from .inference import ShapeReport
     from .model import GraphModel
     from .readers.base import Discovery, GraphSource
 
@@ -38,6 +40,9 @@ class Graph:
         self.index = index
         self._hierarchies: dict[tuple, Hierarchy] = {}
         self._counts: dict[int, int] = {index: model.top_level_nodes}
+        self._shape_pins: tuple[tuple[str, tuple[int | None, ...]], ...] | None = None
+        #: The last :meth:`infer_shapes` result (None until shapes were inferred).
+        self.shape_report: ShapeReport | None = None
 
     @property
     def source(self) -> GraphSource:
@@ -54,10 +59,43 @@ class Graph:
         from .hierarchy import build_hierarchy
 
         options = options or RenderOptions()
+        if options.infer_shapes or options.input_shapes:
+            self.infer_shapes(options.input_shapes)
         key = (options.series, options.prefix_groups, options.series_min)
         if key not in self._hierarchies:
             self._hierarchies[key] = build_hierarchy(self.model, options)
         return self._hierarchies[key]
+
+    def infer_shapes(
+        self,
+        input_shapes: Mapping[str, Sequence[int | None]]
+        | Sequence[tuple[str, Sequence[int | None]]] = (),
+    ) -> ShapeReport:
+        """Fill in shapes with TensorFlow's own inference (needs the ``[tf]`` extra).
+
+        ``input_shapes`` pins placeholders (``{"images": (8, 224, 224, 3)}``, None for an
+        unknown dimension) and drops the file's stale ``_output_shapes``.  The model keeps the
+        result, ops where inference fails are marked for the renderers, and cached hierarchies
+        are dropped so the next render shows the new shapes.  Repeating a call with the same
+        pins reuses the result.
+
+        Raises
+        ------
+        graphviz_tb.TensorFlowRequired
+            TensorFlow is not installed.
+        graphviz_tb.InputError
+            A pinned name is not a placeholder, or TensorFlow cannot import the graph.
+        """
+        from .inference import infer_shapes
+
+        items = input_shapes.items() if isinstance(input_shapes, Mapping) else input_shapes
+        pins = tuple((name, tuple(dims)) for name, dims in items)
+        if self.shape_report is None or pins != self._shape_pins:
+            self.shape_report = infer_shapes(self.model, self.source.load(), pins,
+                                             where=self.name)
+            self._shape_pins = pins
+            self._hierarchies.clear()
+        return self.shape_report
 
     def count_nodes(self, index: int) -> int:
         """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""

@@ -14,7 +14,8 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from . import __version__
-from .errors import GraphvizTbError
+from .cli_shapes import add_commands, add_shape_arguments, print_shape_failure
+from .errors import GraphvizTbError, printable
 from .options import COLOR_BY, RANKDIRS, LoadOptions, RenderOptions
 from .render import FORMATS
 
@@ -37,6 +38,9 @@ examples:
                                         pick one graph among several
   tbgraph render model.pb               model.svg: scopes collapsed, same structure = same colour
   tbgraph render model.pb -o model.html one offline file: expand, search, trace inputs
+  tbgraph shapes model.pb --input-shape images=1,28,29
+                                        where pinned input shapes break (needs TensorFlow)
+  tbgraph trace model.pb loss/Mean      the chain of an op's inputs, with shapes
 
 Run 'tbgraph COMMAND --help' for the options of each command.
 """
@@ -88,6 +92,7 @@ def _render_options(args: argparse.Namespace) -> RenderOptions:
         color_by=args.color_by, series=not args.no_series, prefix_groups=not args.no_prefix_groups,
         aux=not args.no_aux, shapes=not args.no_shapes, dtypes=args.dtypes,
         rankdir=args.rankdir, theme=args.theme, title=args.title, legend=not args.no_legend,
+        input_shapes=tuple(args.input_shape or ()), infer_shapes=args.infer_shapes,
     )
 
 
@@ -118,6 +123,17 @@ class _Progress:
             sys.stderr.flush()
 
 
+def _default_output(source: str, fmt: str) -> str:
+    """``model.pb`` -> ``model.svg`` beside it; a directory named only by ``.``, ``..`` or ``/``
+    (which has no name to put a suffix on) -> its real name, in the current directory."""
+    from pathlib import Path
+
+    path = Path(source.rstrip("/") or "/")
+    if path.name in ("", ".", ".."):
+        return f"{path.resolve().name or 'graph'}.{fmt}"
+    return str(path.with_suffix(f".{fmt}"))
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -125,16 +141,17 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from .render import format_for, render_bytes, write_output
 
     fmt = format_for(args.output, args.format)
-    output = args.output or str(Path(args.input.rstrip("/")).with_suffix(f".{fmt}"))
+    output = args.output or _default_output(args.input, fmt)
     options = _render_options(args)
     graph = load(args.input, _load_options(args))
     for line in graph.model.warnings.lines():
-        print(f"tbgraph: warning: {line}", file=sys.stderr)
+        print(f"tbgraph: warning: {printable(line)}", file=sys.stderr)
     progress = _Progress(f"laying out {Path(args.input).name}")
     try:
         data = render_bytes(graph, fmt, options, progress=progress)
     finally:
         progress.close()
+    print_shape_failure(graph)
     if output == "-":
         sys.stdout.buffer.write(data)
     else:
@@ -210,13 +227,16 @@ def build_parser() -> argparse.ArgumentParser:
     style.add_argument("--theme", choices=("light", "dark"), default="light")
     style.add_argument("--title", help="a title above the graph")
     style.add_argument("--no-legend", action="store_true", help="leave out the legend")
+    add_shape_arguments(render)
     render.set_defaults(func=_cmd_render)
+    add_commands(sub)
     return parser
 
 
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
     for w in caught:
-        print(f"tbgraph: warning: {w.message}", file=sys.stderr)
+        print(f"tbgraph: warning: {printable(' '.join(str(w.message).split()))}",
+              file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -231,7 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_warnings(caught)
         return status
     except GraphvizTbError as exc:
-        message = " ".join(str(exc).split())  # always one line
+        # Always one line, and model strings quoted in it cannot drive the terminal.
+        message = printable(" ".join(str(exc).split()))
         print(f"tbgraph: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

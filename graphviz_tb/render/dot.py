@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..hierarchy import Group, Member, OpNode
+from ..hierarchy import AggEdge, Group, Member, OpNode
 from ..layout import PT, Box, Scene, Stub
 from ..model import CONTROL, REF
 from ..shapes import format_shape
@@ -39,8 +39,13 @@ THEMES = {
 
 
 def clean_text(text: str, limit: int | None = None) -> str:
-    """Model strings made safe to show: control characters replaced, newlines as ``↵``, cut."""
-    text = _CONTROL_CHARS.sub("\ufffd", text.replace("\r\n", "↵").replace("\n", "↵"))
+    r"""Model strings made safe to show: control characters replaced, newlines as ``↵``, cut.
+
+    A lone ``\r`` is a newline too: XML readers turn it into ``\n``, so left alone it would
+    make an SVG title differ from the name it shows.
+    """
+    text = _CONTROL_CHARS.sub(
+        "\ufffd", text.replace("\r\n", "↵").replace("\n", "↵").replace("\r", "↵"))
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
@@ -136,7 +141,7 @@ def _tooltip(h: Hierarchy, m: Member) -> list[str]:
         outs = model.op_outputs(m.name)
         shapes = [format_shape(o, dtype=True) for o in outs]
         if any(shapes):
-            lines.append("shape: " + ", ".join(s or "?" for s in shapes))
+            lines.append(clean_text("shape: " + ", ".join(s or "?" for s in shapes[:64]), 400))
         if data["device"]:
             lines.append(f"device: {clean_text(data['device'], 200)}")
         if data.get("calls"):
@@ -237,6 +242,12 @@ def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
             f"tooltip={_esc(tip)}, id=\"{node_id}\"];")
 
 
+def _into_shape_error(h: Hierarchy, agg: AggEdge) -> bool:
+    """Does the edge carry an input of an op where shape inference failed (drawn red)?"""
+    edges = h.model.graph.edges
+    return any(edges[e].get("shape_error") for e in agg.edges)
+
+
 def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocument:
     """Write the scene as a positioned DOT document (render with ``neato -n2``)."""
     theme = THEMES[options.theme]
@@ -315,7 +326,8 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
     if options.title:
         out.append(f"title [shape=plaintext, fontsize=14, pos=\"{width / 2:.1f},"
                    f"{height - title_h / 2:.1f}!\", width={width / PT:.3f}, height=0.3, "
-                   f"class=\"title\", label=<<B>{_html(clean_text(options.title, 200))}</B>>];")
+                   f"class=\"title\", id=\"title\", "
+                   f"label=<<B>{_html(clean_text(options.title, 200))}</B>>];")
         titles["title"] = options.title
     for j, wire in enumerate(scene.wires):
         agg = wire.agg
@@ -325,12 +337,17 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
         spline = " ".join(f"{x:.2f},{y:.2f}" for x, y in wire.points)
         pos = (f"e,{wire.arrow[0]:.2f},{wire.arrow[1]:.2f} " if wire.arrow else "") + spline
         style = "dashed" if kind == CONTROL else "solid"
+        error = _into_shape_error(h, agg)
+        line = theme["missing"] if error else theme["line"]
         attrs = [f"pos=\"{pos}\"", f"style={style}", f"class=\"{kind}"
-                 + (" back" if agg.back else "") + "\"", f"id=\"e{j}\""]
+                 + (" back" if agg.back else "") + (" shape-error" if error else "") + "\"",
+                 f"id=\"e{j}\""]
         if kind == REF:  # a double line: the variable itself flows in and is changed
-            attrs.append(f"color=\"{theme['line']}:{theme['bg']}:{theme['line']}\"")
+            attrs.append(f"color=\"{line}:{theme['bg']}:{line}\"")
         elif kind != CONTROL:
-            attrs.append(f"penwidth={wire.width:.2f}")
+            attrs.append(f"penwidth={max(wire.width, 2.0) if error else wire.width:.2f}")
+            if error:
+                attrs.append(f"color=\"{line}\"")
         if wire.label and wire.label_pos:
             attrs.append(f"label={_esc(clean_text(wire.label, 40))}")
             attrs.append(f"lp=\"{wire.label_pos[0]:.2f},{wire.label_pos[1]:.2f}\"")

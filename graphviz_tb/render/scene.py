@@ -54,6 +54,12 @@ def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], se
     return keep, seen
 
 
+def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
+    """Groups holding an op where shape inference failed: opened so the failure is in view."""
+    return frozenset(group for name, error in h.model.graph.nodes(data="shape_error")
+                     if error and name in h.ops for group in h.ops[name].ancestors())
+
+
 def build_scene(graph: Graph, options: RenderOptions,
                 progress: Callable[[int, int], None] | None = None) -> tuple[Hierarchy, Scene]:
     """Hierarchy, open groups and composed layout for ``options``."""
@@ -61,7 +67,7 @@ def build_scene(graph: Graph, options: RenderOptions,
     keep = focus_ops = None
     if options.focus:
         keep, focus_ops = focus_members(h, options.focus, options.radius)
-    expanded = expanded_groups(h, options, focus_ops)
+    expanded = expanded_groups(h, options, focus_ops) | _shape_error_groups(h)
     total = len(expanded)
     done = [0]
 

@@ -1,0 +1,725 @@
+"""TensorFlow's own shape inference over a loaded graph, and where pinned input shapes break.
+
+Shapes recorded in a file (``_output_shapes``, ``shape`` attributes) cover only what the writer
+chose to record: a frozen Keras model has none, and a TF1 graph's are stale the moment a user
+asks "what if the batch were 4?".  With the ``[tf]`` extra this module asks TensorFlow itself:
+
+* the GraphDef is imported into a fresh ``tf.Graph`` with its function library; TensorFlow's
+  shape refiner runs on every op as it is added, and each op's output dtypes and shapes are
+  copied into the :class:`~graphviz_tb.model.GraphModel`;
+* every function body the model opened (``call/<node>``) is instantiated on its own with
+  TensorFlow's FunctionDef-to-GraphDef conversion, its arguments given the shapes that reach
+  the call, and inferred the same way (bodies are cached per function and argument shapes);
+* pinned inputs (``pixels=1,28,29``) replace the placeholders' ``shape`` attributes and drop
+  every recorded ``_output_shapes``, which no longer hold.
+
+When TensorFlow rejects an op, the import names it in its message; the culprit is confirmed
+by importing just its ancestors (or, when the name is ambiguous, by bisecting a topological
+order), then it and everything downstream are set aside and the rest is imported again, so
+shapes still reach every op that does not depend on the failure.  A failure at a call op is
+traced into the function body that caused it.  Failing ops are marked for the renderers
+(node data ``shape_error``; their input edges get ``shape_error=True``).
+
+TensorFlow is imported only when :func:`infer_shapes` runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .dtypes import Shape, dtype_name, shape_from_proto
+from .errors import InputError, TensorFlowRequired
+from .functions import call_targets
+from .model import CONTROL, parse_input
+from .shapes import TensorInfo, node_outputs
+
+if TYPE_CHECKING:
+    from .model import GraphModel
+
+__all__ = ["InputEdge", "Pin", "ShapeFailure", "ShapeReport", "infer_shapes", "input_edges"]
+
+_PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
+#: Independent failures reported per graph or function body before giving up on the rest.
+_MAX_FAILURES = 10
+_NODE_IN_MESSAGE = re.compile(r"\{\{node ([^}]+)\}\}|[Nn]ode '([^']+)'|of node (\S+) was")
+#: Op names TensorFlow's importer accepts.
+_VALID_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-/>]*\Z")
+
+
+@dataclass(frozen=True)
+class Pin:
+    """An input shape the user fixed: the placeholder, its shape in the file, and the new one."""
+
+    node: str
+    before: Shape
+    after: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class InputEdge:
+    """One input of an op as the trace shows it: slot, producer, output index, kind, tensor."""
+
+    slot: int
+    src: str
+    src_output: int
+    kind: str
+    tensor: TensorInfo | None
+
+
+@dataclass(frozen=True)
+class ShapeFailure:
+    """An op TensorFlow's shape inference rejected.
+
+    ``node`` is the model's name (``call/<node>`` inside a function body, whose name is in
+    ``function``); ``message`` is TensorFlow's own text, which names the op by its name inside
+    the graph or body TensorFlow was given; ``inputs`` are the shapes that reached the op.
+    """
+
+    node: str
+    op: str
+    message: str
+    function: str | None
+    inputs: tuple[InputEdge, ...]
+
+
+@dataclass
+class ShapeReport:
+    """What one run of :func:`infer_shapes` did: pins, ops described, bodies inferred, failures.
+
+    ``failures`` come in the order TensorFlow meets them: the first is where the shapes break.
+    """
+
+    pins: tuple[Pin, ...] = ()
+    failures: list[ShapeFailure] = field(default_factory=list)
+    ops_inferred: int = 0
+    bodies_inferred: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _tensorflow() -> Any:
+    try:
+        import tensorflow as tf  # imported here only: the core never needs it
+    except ImportError:
+        raise TensorFlowRequired("shape inference (--infer-shapes, --input-shape)") from None
+    return tf
+
+
+def input_edges(model: GraphModel, name: str) -> tuple[InputEdge, ...]:
+    """The inputs of an op in slot order (data and reference first, then control)."""
+    edges = [
+        InputEdge(d["dst_input"], u, d["src_output"], d["kind"],
+                  model.edge_tensor(u, name, k))
+        for u, _, k, d in model.graph.in_edges(name, keys=True, data=True)
+    ]
+    return tuple(sorted(edges, key=lambda e: (e.kind == CONTROL, e.slot, e.src)))
+
+
+# --------------------------------------------------------------------------- shapes from TF
+
+
+def _info_of(tensor: Any) -> TensorInfo:
+    shape = tensor.shape
+    dims = None if shape.rank is None else tuple(shape.as_list())
+    return TensorInfo(dtype=dtype_name(tensor.dtype.as_datatype_enum), shape=dims,
+                      known_shape=True)
+
+
+def _merge(old: TensorInfo | None, new: TensorInfo) -> TensorInfo:
+    """TensorFlow's answer, with dimensions it leaves open filled from a compatible record.
+
+    TensorFlow ignores ``_output_shapes`` when it imports, so for ops whose shape function is
+    vague the file can know more; where the two disagree TensorFlow wins.
+    """
+    if old is None or not old.known_shape or old.shape is None:
+        return new
+    if new.shape is None:
+        return TensorInfo(new.dtype or old.dtype, old.shape, True)
+    if len(old.shape) != len(new.shape):
+        return new
+    dims = tuple(o if n is None else n for o, n in zip(old.shape, new.shape, strict=True))
+    return TensorInfo(new.dtype or old.dtype, dims, True)
+
+
+def _tf_shape(tf: Any, info: TensorInfo | None) -> Any:
+    if info is None or not info.known_shape or info.shape is None:
+        return None
+    return tf.TensorShape(list(info.shape))
+
+
+# --------------------------------------------------------------------------- one graph scope
+
+
+class _ImportFailed(Exception):
+    """TensorFlow refused a GraphDef; ``args[0]`` is its message."""
+
+
+@dataclass
+class _ScopeResult:
+    """Inference over one GraphDef (the top level, or one instantiated function body)."""
+
+    infos: dict[str, list[TensorInfo]] = field(default_factory=dict)
+    #: (local op name, TensorFlow's message), in the order they were met.
+    culprits: list[tuple[str, str]] = field(default_factory=list)
+    graph: Any = None  # the last tf.Graph imported, for reading function outputs
+    #: A body's tensor names as its FunctionDef spells them -> as the imported graph does.
+    flat_names: dict[str, str] = field(default_factory=dict)
+    #: (local op name, output) -> HandleData: what a resource or variant handle points to
+    #: (a variable's shape), to hand on to the function bodies it is passed to.
+    handles: dict[tuple[str, int], Any] = field(default_factory=dict)
+
+
+class _Importer:
+    """Imports one GraphDef, or subsets of its nodes, into fresh ``tf.Graph`` objects, and
+    finds the ops that make the import fail.
+
+    The GraphDef is prepared in place first (see :func:`_prepare`); names TensorFlow refuses
+    are renamed for the import and reported under their own names again.  ``feeds`` names
+    placeholders (a function body's resource arguments) to create by hand with the handle
+    data TensorFlow cannot read from a GraphDef, so reads of a variable inside a body get its
+    shape, as they do when TensorFlow infers through the call itself.
+    """
+
+    def __init__(self, tf: Any, graph_def: Any, feeds: dict[str, Any] | None = None) -> None:
+        self.tf, self.graph_def = tf, graph_def
+        self.safe_names = _prepare(graph_def)
+        self.original = {safe: name for name, safe in self.safe_names.items()}
+        self.feeds = {self.safe_names.get(name, name): handle
+                      for name, handle in (feeds or {}).items()}
+
+    def graph(self, nodes: Iterable[Any] | None = None) -> Any:
+        """Import ``nodes`` (default: the whole GraphDef) with the library; raises
+        :class:`_ImportFailed` with TensorFlow's message."""
+        tf = self.tf
+        graph_def = self.graph_def
+        if nodes is not None or self.feeds:
+            graph_def = tf.compat.v1.GraphDef()
+            graph_def.versions.CopyFrom(self.graph_def.versions)
+            graph_def.library.CopyFrom(self.graph_def.library)
+            graph_def.node.extend(n for n in (self.graph_def.node if nodes is None else nodes)
+                                  if n.name not in self.feeds)
+        graph = tf.Graph()
+        try:
+            with graph.as_default():
+                input_map = self._fed(graph_def)
+                tf.graph_util.import_graph_def(graph_def, input_map=input_map or None, name="")
+        except (ValueError, TypeError, KeyError, tf.errors.OpError) as exc:
+            text = exc.message if isinstance(exc, tf.errors.OpError) else str(exc)
+            raise _ImportFailed(" ".join(text.split())) from None
+        return graph
+
+    def _fed(self, graph_def: Any) -> dict[str, Any]:
+        """Create the fed placeholders in the default graph; the input map that uses them."""
+        if not self.feeds:
+            return {}
+        from tensorflow.python.ops import handle_data_util
+
+        inputs = {text for node in graph_def.node for text in node.input}
+        by_name = {n.name: n for n in self.graph_def.node if n.name in self.feeds}
+        input_map: dict[str, Any] = {}
+        for name, handle in self.feeds.items():
+            attr = by_name[name].attr
+            shape = attr["shape"].shape if "shape" in attr else None
+            tensor = self.tf.raw_ops.Placeholder(dtype=attr["dtype"].type, shape=shape, name=name)
+            handle_data_util.set_handle_data(tensor, handle)
+            # import_graph_def refuses map entries nothing uses (a subset may not use them).
+            if f"{name}:0" in inputs or name in inputs:
+                input_map[f"{name}:0"] = tensor
+            if f"^{name}" in inputs:
+                input_map[f"^{name}"] = tensor  # TensorFlow takes the op from it
+        return input_map
+
+    def _restore(self, message: str) -> str:
+        """TensorFlow's message with the ops' own names (longest first: ``_10`` before ``_1``)."""
+        for safe in sorted(self.original, key=len, reverse=True):
+            message = message.replace(safe, self.original[safe])
+        return message
+
+    def _read(self, graph: Any, result: _ScopeResult) -> None:
+        from tensorflow.python.ops import handle_data_util
+
+        handle_types = (self.tf.resource, self.tf.variant)
+        for op in graph.get_operations():
+            name = self.original.get(op.name, op.name)
+            result.infos[name] = [_info_of(t) for t in op.outputs]
+            for i, tensor in enumerate(op.outputs):
+                if tensor.dtype in handle_types:
+                    handle = handle_data_util.get_handle_data(tensor)
+                    if handle is not None and handle.is_set and handle.shape_and_type:
+                        result.handles[name, i] = handle
+
+    def run(self) -> _ScopeResult:
+        """Import the GraphDef; on failure find the culprit, set it and its dependents aside,
+        and import the rest again, up to :data:`_MAX_FAILURES` culprits."""
+        result = _ScopeResult()
+        wiring: _Wiring | None = None  # built only when something fails
+        remaining: set[str] = set()
+        while True:
+            try:
+                graph = self.graph(None if wiring is None else wiring.nodes_in(remaining))
+            except _ImportFailed as failed:
+                if wiring is None:
+                    self._check_library()
+                    wiring = _Wiring(list(self.graph_def.node))
+                    remaining = set(wiring.order)
+                if len(result.culprits) >= _MAX_FAILURES:
+                    return result
+                culprit, message, partial = self._culprit(wiring, remaining, failed.args[0])
+                result.culprits.append((self.original.get(culprit, culprit),
+                                        self._restore(message)))
+                if partial is not None:
+                    self._read(partial, result)
+                remaining -= wiring.descendants(culprit)
+                continue
+            self._read(graph, result)
+            result.graph = graph
+            return result
+
+    def _check_library(self) -> None:
+        """A failure no op causes (a broken function library) cannot be bisected."""
+        try:
+            self.graph([])
+        except _ImportFailed as failed:
+            raise InputError("TensorFlow could not import the graph's function library: "
+                             f"{failed.args[0]}") from None
+
+    def _fails(self, wiring: _Wiring, names: set[str]) -> tuple[str | None, Any]:
+        """TensorFlow's message when importing ``names`` fails, else (None, the graph)."""
+        try:
+            return None, self.graph(wiring.nodes_in(names))
+        except _ImportFailed as failed:
+            return failed.args[0], None
+
+    def _culprit(self, wiring: _Wiring, remaining: set[str], message: str
+                 ) -> tuple[str, str, Any]:
+        """The op that makes importing ``remaining`` fail, its message, and a graph of its
+        ancestors (for the shapes that reach it)."""
+        match = _NODE_IN_MESSAGE.search(message)
+        named = next((n for n in match.groups() if n), None) if match else None
+        if named in remaining:
+            closure = wiring.ancestors([named]) & remaining
+            error, partial = self._fails(wiring, closure - {named})
+            if error is None:
+                again, _ = self._fails(wiring, closure)
+                if again is not None:
+                    return named, again, partial
+        # The name is ambiguous (a body op of the same name) or absent: bisect a topological
+        # order; ancestor closures of its prefixes grow monotonically, and so do failures.
+        order = [n for n in wiring.order if n in remaining]
+        lo, hi, found = 1, len(order), message
+        while lo < hi:
+            mid = (lo + hi) // 2
+            error, _ = self._fails(wiring, wiring.ancestors(order[:mid]) & remaining)
+            if error is None:
+                lo = mid + 1
+            else:
+                hi, found = mid, error
+        culprit = order[lo - 1]
+        closure = wiring.ancestors([culprit]) & remaining
+        error, partial = self._fails(wiring, closure - {culprit})
+        again, _ = self._fails(wiring, closure)
+        if again is None:
+            raise InputError(f"TensorFlow could not import the graph: {message}")
+        return culprit, again if error is None else found, partial
+
+
+class _Wiring:
+    """Who feeds whom among one GraphDef's nodes (data and control), for closures and order."""
+
+    def __init__(self, nodes: list[Any]) -> None:
+        self.by_name = {n.name: n for n in nodes}
+        self.inputs: dict[str, list[str]] = {}
+        self.outputs: dict[str, list[str]] = {name: [] for name in self.by_name}
+        for node in nodes:
+            srcs = [parse_input(text).node for text in node.input]
+            srcs = [s for s in srcs if s in self.by_name]
+            self.inputs[node.name] = srcs
+            for src in srcs:
+                self.outputs[src].append(node.name)
+        self.order = self._topological(nodes)
+
+    def _topological(self, nodes: list[Any]) -> list[str]:
+        """Kahn's order, ties in file order; ops on cycles (TF1 loops) follow in file order."""
+        pending = {name: len(set(srcs)) for name, srcs in self.inputs.items()}
+        ready = deque(n.name for n in nodes if pending[n.name] == 0)
+        order: list[str] = []
+        while ready:
+            name = ready.popleft()
+            order.append(name)
+            for dst in dict.fromkeys(self.outputs[name]):
+                pending[dst] -= 1
+                if pending[dst] == 0:
+                    ready.append(dst)
+        placed = set(order)
+        order.extend(n.name for n in nodes if n.name not in placed)
+        return order
+
+    def _reach(self, start: Iterable[str], step: dict[str, list[str]]) -> set[str]:
+        seen = set(start)
+        stack = list(seen)
+        while stack:
+            for nxt in step[stack.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return seen
+
+    def ancestors(self, names: Iterable[str]) -> set[str]:
+        """``names`` and everything they depend on."""
+        return self._reach(names, self.inputs)
+
+    def descendants(self, name: str) -> set[str]:
+        """``name`` and everything that depends on it."""
+        return self._reach([name], self.outputs)
+
+    def nodes_in(self, names: set[str]) -> list[Any]:
+        return [self.by_name[n] for n in self.order if n in names]
+
+
+# --------------------------------------------------------------------------- the whole model
+
+
+def _strip_recorded_shapes(graph_def: Any) -> None:
+    """Drop ``_output_shapes`` everywhere (stale once inputs are pinned)."""
+    for node in graph_def.node:
+        node.attr.pop("_output_shapes", None)
+    for fdef in graph_def.library.function:
+        for node in fdef.node_def:
+            node.attr.pop("_output_shapes", None)
+        for arg_attr in fdef.arg_attr.values():
+            arg_attr.attr.pop("_output_shapes", None)
+        fdef.attr.pop("_input_shapes", None)
+
+
+def _prepare(graph_def: Any) -> dict[str, str]:
+    """Make a GraphDef importable for shape inference alone; returns renamed -> safe names.
+
+    Devices and colocation hints do not change shapes but can stop an import: a device
+    string this TensorFlow cannot parse, or (in a subset import) a colocation with an op left
+    out.  Names TensorFlow reserves or refuses (``_send_x``, ``Linear[fc1]``) are renamed.
+    """
+    renamed: dict[str, str] = {}
+    taken = {node.name for node in graph_def.node}
+    for node in graph_def.node:
+        node.device = ""
+        node.attr.pop("_class", None)
+        if not _VALID_NAME.match(node.name):
+            safe = f"tbgraph_renamed_{len(renamed)}"
+            while safe in taken:
+                safe += "_"
+            renamed[node.name] = safe
+    for fdef in graph_def.library.function:
+        for node in fdef.node_def:
+            node.device = ""
+    if renamed:
+        for node in graph_def.node:
+            node.name = renamed.get(node.name, node.name)
+            for i, text in enumerate(node.input):
+                ref = parse_input(text)
+                if ref.node in renamed:
+                    node.input[i] = text.replace(ref.node, renamed[ref.node], 1)
+    return renamed
+
+
+def _pin_inputs(tf: Any, graph_def: Any, model: GraphModel,
+                input_shapes: Sequence[tuple[str, Sequence[int | None]]], where: str
+                ) -> tuple[Pin, ...]:
+    """Write the pinned shapes into the placeholders' ``shape`` attributes."""
+    nodes = {n.name: n for n in graph_def.node}
+    signature = {spec.name: spec.tensor for spec in model.inputs}
+    pins = []
+    for name, dims in input_shapes:
+        target = signature.get(name, name)
+        base = target.rsplit(":", 1)[0] if target not in nodes and ":" in target else target
+        node = nodes.get(base)
+        if node is None or node.op not in _PLACEHOLDERS:
+            found = [n.name for n in graph_def.node if n.op in _PLACEHOLDERS]
+            hint = ", ".join(found[:10]) + (" ..." if len(found) > 10 else "") or "none"
+            what = "is not a placeholder" if node is not None else "names no op"
+            raise InputError(f"{where}: --input-shape {name!r} {what}; the graph's "
+                             f"placeholders: {hint}")
+        before = shape_from_proto(node.attr["shape"].shape) if "shape" in node.attr else None
+        node.attr["shape"].shape.CopyFrom(tf.TensorShape(list(dims)).as_proto())
+        pins.append(Pin(base, before, tuple(dims)))
+    return tuple(pins)
+
+
+def _recorded(model: GraphModel, name: str) -> list[TensorInfo]:
+    """What the file itself says of an op's outputs (as the model first read it)."""
+    data = model.graph.nodes[name]
+    if "outputs" in data:
+        return data["outputs"]
+    return node_outputs(data["node_def"]) if data["node_def"] is not None else []
+
+
+def _reset_model(model: GraphModel, *, stale: bool) -> None:
+    """Undo an earlier run (marks, inferred shapes); with ``stale``, forget recorded shapes."""
+    g = model.graph
+    rerun = g.graph.get("shapes_inferred", False)
+    g.graph["shapes_inferred"] = True
+    for name, data in g.nodes(data=True):
+        data.pop("shape_error", None)
+        if rerun:
+            model.set_outputs(name, _recorded(model, name))
+        if stale:
+            outs = model.op_outputs(name)
+            if any(o.known_shape for o in outs):
+                model.set_outputs(name, [TensorInfo(dtype=o.dtype) for o in outs])
+    for _, _, data in g.edges(data=True):
+        data.pop("shape_error", None)
+
+
+class _Run:
+    """One inference over a model: the top level, then every opened function body."""
+
+    def __init__(self, tf: Any, model: GraphModel, graph_def: Any) -> None:
+        self.tf, self.model = tf, model
+        self.importer = _Importer(tf, graph_def)
+        self.graph_def = graph_def
+        #: TensorFlow's FunctionDefs (the model holds TensorBoard's classes), pins applied.
+        self.functions = {f.signature.name: f for f in graph_def.library.function}
+        self.report = ShapeReport()
+        self.scope_culprits: dict[str, list[str]] = {}  # group ("" = top level) -> model names
+        self.messages: dict[str, str] = {}
+        self.groups_of_call: dict[str, list[str]] = {}
+        #: Model tensor -> HandleData of the resource or variant handle it carries.
+        self.handles: dict[tuple[str, int], Any] = {}
+        self._bodies: dict[tuple[Any, ...], _ScopeResult | None] = {}
+        self._library_graph: Any = None
+        self._to_graph_def: Callable[..., Any] | None = None
+
+    # -- top level
+
+    def top_level(self) -> None:
+        result = self.importer.run()
+        for name, infos in result.infos.items():
+            if name in self.model.graph and "function" not in self.model.graph.nodes[name]:
+                self._set(name, infos)
+        self.handles.update(result.handles)
+        self._culprits("", result.culprits, "")
+
+    def _set(self, name: str, infos: list[TensorInfo]) -> None:
+        old = self.model.op_outputs(name)
+        merged = [_merge(old[i] if i < len(old) else None, info) for i, info in enumerate(infos)]
+        self.model.set_outputs(name, merged)
+        self.report.ops_inferred += 1
+
+    def _culprits(self, group: str, culprits: list[tuple[str, str]], prefix: str) -> None:
+        names = []
+        for local, message in culprits:
+            name = prefix + local
+            if name in self.model.graph:
+                names.append(name)
+                self.messages[name] = message
+        self.scope_culprits[group] = names
+
+    # -- function bodies
+
+    def bodies(self) -> None:
+        model = self.model
+        if not model.function_groups:
+            return
+        try:
+            from tensorflow.python.framework.function_def_to_graph import (
+                function_def_to_graph_def,
+            )
+        except ImportError:  # an internal module; a future TensorFlow may move it
+            self.report.notes.append("function bodies were not inferred: this TensorFlow has "
+                                     "no function_def_to_graph module")
+            return
+        self._to_graph_def = function_def_to_graph_def
+        self._library_graph = self.importer.graph([])
+        for group, fname in model.function_groups.items():
+            call, offset = self._call_of(group)
+            if call is not None:
+                self.groups_of_call.setdefault(call, []).append(group)
+            self._body(group, fname, call, offset)
+
+    def _call_of(self, group: str) -> tuple[str | None, int]:
+        """The call op that opened ``group`` (``call`` or ``call/body``), and how many of its
+        inputs precede the function arguments; None for a library-only function."""
+        g = self.model.graph
+        for call in (group, group.rpartition("/")[0]):
+            if call in g and g.nodes[call].get("calls"):
+                node_def = g.nodes[call]["node_def"]
+                return call, call_targets(node_def, self.model.functions)[1]
+        return None, 0
+
+    def _arg_nodes(self, prefix: str, role: str, attr: str,
+                   args: Sequence[Any]) -> list[str | None]:
+        """Model names of a body's ``_Arg``/``_Retval`` nodes (renamed with ``_`` on clashes)."""
+        g = self.model.graph
+        found: list[str | None] = []
+        for i, arg in enumerate(args):
+            name = prefix + arg.name
+            while name in g and not (g.nodes[name]["role"] == role
+                                     and g.nodes[name].get(attr) == i):
+                name += "_"
+            found.append(name if name in g else None)
+        return found
+
+    def _body(self, group: str, fname: str, call: str | None, offset: int) -> None:
+        model = self.model
+        fdef = self.functions[fname]
+        prefix = group + "/"
+        args = self._arg_nodes(prefix, "arg", "arg_index", fdef.signature.input_arg)
+        call_inputs = self._call_inputs(call) if call is not None else []
+        shapes, feeds = [], {}
+        for i, (arg, spec) in enumerate(zip(args, fdef.signature.input_arg, strict=True)):
+            recorded = model.op_outputs(arg)[0] if arg and model.op_outputs(arg) else None
+            tensor = call_inputs[offset + i] if offset + i < len(call_inputs) else None
+            incoming = model.tensor(*tensor) if tensor is not None else None
+            info = _merge(recorded, incoming) if incoming is not None else recorded
+            shapes.append(_tf_shape(self.tf, info))
+            if tensor in self.handles:
+                feeds[spec.name] = self.handles[tensor]
+        key = (fname, tuple(str(s) for s in shapes),
+               tuple((name, h.SerializeToString()) for name, h in feeds.items()))
+        if key not in self._bodies:
+            self._bodies[key] = self._infer_body(fdef, shapes, feeds)
+        result = self._bodies[key]
+        if result is None:
+            return
+        self.report.bodies_inferred += 1
+        g = model.graph
+        for local, infos in result.infos.items():
+            name = prefix + local
+            if name in g and g.nodes[name].get("function") == fname:
+                self._set(name, infos)
+        for (local, index), handle in result.handles.items():
+            self.handles[prefix + local, index] = handle
+        for arg, spec in zip(args, fdef.signature.input_arg, strict=True):
+            if arg is not None and spec.name in result.infos:
+                self._set(arg, result.infos[spec.name])
+        self._returns(prefix, fdef, result)
+        self._culprits(group, [(local, message) for local, message in result.culprits
+                               if g.nodes.get(prefix + local, {}).get("function") == fname],
+                       prefix)
+
+    def _call_inputs(self, call: str) -> list[tuple[str, int]]:
+        """The tensors a call passes, in input order (the model keeps its in-edges)."""
+        ins = sorted((d["dst_input"], d["tensor"])
+                     for _, _, d in self.model.graph.in_edges(call, data=True)
+                     if d["kind"] != CONTROL)
+        return [tensor for _, tensor in ins]
+
+    def _returns(self, prefix: str, fdef: Any, result: _ScopeResult) -> None:
+        rets = self._arg_nodes(prefix, "retval", "ret_index", fdef.signature.output_arg)
+        flat = result.flat_names
+        for ret, spec in zip(rets, fdef.signature.output_arg, strict=True):
+            tensor = flat.get(fdef.ret.get(spec.name, ""))
+            if ret is None or tensor is None or result.graph is None:
+                continue
+            try:
+                info = _info_of(result.graph.get_tensor_by_name(tensor))
+            except (KeyError, ValueError):
+                continue
+            self._set(ret, [info])
+
+    def _infer_body(self, fdef: Any, shapes: list[Any], feeds: dict[str, Any]
+                    ) -> _ScopeResult | None:
+        """Instantiate a FunctionDef with argument shapes and infer it; None if TensorFlow
+        cannot turn it into a graph (an unregistered op, a malformed body)."""
+        tf = self.tf
+        assert self._to_graph_def is not None
+        try:
+            with self._library_graph.as_default():
+                body_def, flat = self._to_graph_def(fdef, input_shapes=shapes,
+                                                    include_library_functions=True)
+            importer = _Importer(tf, body_def, feeds)
+            result = importer.run()
+        except (ValueError, KeyError, TypeError, InputError, tf.errors.OpError) as exc:
+            self.report.notes.append(
+                f"function {fdef.signature.name}: TensorFlow could not instantiate it "
+                f"({' '.join(str(exc).split())[:200]})")
+            return None
+        for nested, tensor in flat.items():
+            node, _, index = tensor.rpartition(":")
+            if node:  # "op:0", not a control name "^op"
+                result.flat_names[nested] = f"{importer.safe_names.get(node, node)}:{index}"
+        return result
+
+    # -- failures
+
+    def failures(self) -> list[ShapeFailure]:
+        """Failures in the order met, a failing call replaced by the failures in its body."""
+        emitted: dict[str, None] = {}
+
+        def expand(name: str) -> None:
+            inner = [c for grp in self.groups_of_call.get(name, ())
+                     for c in self.scope_culprits.get(grp, ())]
+            if not inner:
+                emitted.setdefault(name, None)
+            for c in inner:
+                if c not in emitted:
+                    expand(c)
+
+        for group in ("", *self.model.function_groups):
+            for name in self.scope_culprits.get(group, ()):
+                if name not in emitted:
+                    expand(name)
+        out = []
+        g = self.model.graph
+        for name in emitted:
+            data = g.nodes[name]
+            data["shape_error"] = self.messages[name]
+            for _, _, edge in g.in_edges(name, data=True):
+                if edge["kind"] != CONTROL:
+                    edge["shape_error"] = True
+            out.append(ShapeFailure(name, data["op"], self.messages[name], data.get("function"),
+                                    input_edges(self.model, name)))
+        return out
+
+
+def infer_shapes(model: GraphModel, graph_def: Any,
+                 input_shapes: Sequence[tuple[str, Sequence[int | None]]] = (), *,
+                 where: str = "graph") -> ShapeReport:
+    """Fill ``model`` with TensorFlow's inferred shapes, with ``input_shapes`` pinned.
+
+    Parameters
+    ----------
+    model:
+        The model built from ``graph_def`` (updated in place: op outputs, ``shape_error``
+        marks on failing ops and their input edges).
+    graph_def:
+        The GraphDef the model was built from (TensorBoard's or TensorFlow's class).
+    input_shapes:
+        ``(placeholder, dims)`` pairs, ``None`` for an unknown dimension; the name may be a
+        placeholder op, ``op:0``, or a signature input's name.  Pinning drops every recorded
+        ``_output_shapes``.
+    where:
+        Names the input in error messages.
+
+    Raises
+    ------
+    TensorFlowRequired
+        TensorFlow is not installed.
+    InputError
+        A pinned name is not a placeholder, the graph is a Keras layer graph, or TensorFlow
+        cannot import the graph at all.
+    """
+    if model.kind != "op":
+        raise InputError(f"{where}: shape inference needs an op graph; this is a Keras layer "
+                         "graph (load the .keras/.h5 model itself to trace its ops)")
+    tf = _tensorflow()
+    work = tf.compat.v1.GraphDef.FromString(graph_def.SerializeToString())
+    pins = _pin_inputs(tf, work, model, input_shapes, where) if input_shapes else ()
+    if pins:
+        _strip_recorded_shapes(work)
+    _reset_model(model, stale=bool(pins))
+    run = _Run(tf, model, work)
+    try:
+        run.top_level()
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    run.bodies()
+    run.report.pins = pins
+    run.report.failures = run.failures()
+    return run.report
