@@ -33,9 +33,15 @@ $(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	@touch $@
 
-# Everything the tests need: the test tools, TensorFlow, Graphviz and Chromium.
+# Everything the tests need: the test tools, TensorFlow, Sphinx/MkDocs (the docs build is a
+# test), Graphviz and Chromium.
 $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test,tf]'
+	$(BIN)/python -m pip install -q -e '.[test,tf,docs]'
+	@touch $@
+
+# What the documentation needs: Sphinx, MkDocs and TensorFlow (the shape-debugging page).
+$(VENV)/.stamp-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[docs,tf]'
 	@touch $@
 
 demo: $(VENV)/.stamp-install $(VIEWER)
@@ -53,10 +59,19 @@ test: $(VENV)/.stamp-test $(VIEWER)
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.stamp-test
-	$(BIN)/ruff check graphviz_tb tests samples bench
+	$(BIN)/ruff check graphviz_tb tests samples bench docs
+
+# The documentation site, every picture drawn by the tool itself; any warning fails it.
+# Also regenerates the README's picture (deterministic, so it changes only with the graph).
+docs: $(VENV)/.stamp-docs $(VIEWER)
+	@scripts/ensure-system.sh dot:graphviz
+	$(BIN)/tbgraph render samples/mnist_tf1.pb -o docs/images/mnist_tf1.svg
+	TF_CPP_MIN_LOG_LEVEL=3 $(BIN)/python -m sphinx -W --keep-going -j auto -b html \
+	  docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
 
 samples: $(VENV)/.stamp-test
 	$(BIN)/python samples/make_samples.py
 
 clean:
-	rm -rf $(OUT) build dist *.egg-info .pytest_cache
+	rm -rf $(OUT) build dist *.egg-info .pytest_cache docs/_build

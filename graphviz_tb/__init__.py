@@ -20,6 +20,7 @@ from .errors import (
     SelectionError,
     TensorFlowRequired,
 )
+from .jupyter import set_display
 from .options import LoadOptions, RenderOptions
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "TensorFlowRequired",
     "__version__",
     "load",
+    "set_display",
 ]

@@ -9,7 +9,7 @@ that need it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .options import LoadOptions, RenderOptions
@@ -109,6 +109,43 @@ class Graph:
 
         return graph_info(self)
 
+    def shapes(self, patterns: Sequence[str] = (), *,
+               changes: bool = False) -> list[dict[str, Any]]:
+        """Every op's input and output shapes, in dataflow order: the rows of ``tbgraph shapes``.
+
+        Shapes are whatever the file recorded, or what :meth:`infer_shapes` found when it ran
+        first, so pin the inputs there to see where a mismatch starts.
+
+        Parameters
+        ----------
+        patterns:
+            Keep only ops whose full name matches one of these globs (a plain name also takes
+            the scope it names).
+        changes:
+            Keep only ops where the rank changes, a dimension is unknown, or inference failed.
+
+        Returns
+        -------
+        list of dict
+            One dict per op: ``name``, ``op``, ``function`` (the function body it sits in, or
+            None), ``inputs`` (``slot``, ``node``, ``output``, ``dtype``, ``shape``, ``text``),
+            ``outputs`` (``dtype``, ``shape``, ``text``) and ``shape_error`` (TensorFlow's
+            message, or None).  A shape is a list with None for an unknown dimension, or None
+            when even the rank is unknown.
+
+        Examples
+        --------
+        >>> import graphviz_tb
+        >>> graph = graphviz_tb.load("samples/mnist_tf1.pb")  # doctest: +SKIP
+        >>> row = graph.shapes(["fc1/MatMul"])[0]  # doctest: +SKIP
+        >>> [i["text"] for i in row["inputs"]], row["outputs"][0]["text"]  # doctest: +SKIP
+        (['float32 ?×3136', 'float32 3136×1024'], 'float32 ?×1024')
+        """
+        from .shape_report import row_json, shape_rows
+
+        return [row_json(row) for row in shape_rows(self.model, patterns=patterns,
+                                                    changes=changes)]
+
     def render(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -123,6 +160,27 @@ class Graph:
         ``format`` is given) and returns None.  Without it, returns SVG, HTML or DOT text, or
         PNG/PDF bytes.  ``options`` is a :class:`RenderOptions`; its fields may also be passed
         as keywords (``depth=2``, ``color_by="op"`` ...).
+
+        Parameters
+        ----------
+        path:
+            Where to write; its extension picks the format (``.svg .png .pdf .dot .html``).
+        format:
+            ``svg``, ``png``, ``pdf``, ``dot`` or ``html`` (the interactive viewer: one
+            offline file).  Default: from ``path``, else SVG.
+        options, **kwargs:
+            What to show and how: a :class:`RenderOptions`, or its fields as keywords
+            (keywords win over ``options``).
+
+        Examples
+        --------
+        >>> import graphviz_tb
+        >>> graph = graphviz_tb.load("samples/mnist_tf1.pb")  # doctest: +SKIP
+        >>> graph.render("mnist.png", depth=2)  # doctest: +SKIP
+        >>> svg = graph.render(expand=("conv*",), color_by="op")  # doctest: +SKIP
+        >>> page = graph.render(format="html")  # doctest: +SKIP
+        >>> svg.startswith("<?xml"), page.startswith("<!DOCTYPE html>")  # doctest: +SKIP
+        (True, True)
         """
         from dataclasses import replace
 
@@ -136,6 +194,14 @@ class Graph:
             write_output(path, data)
             return None
         return data if fmt in ("png", "pdf") else data.decode("utf-8")
+
+    def _repr_mimebundle_(self, include: Container[str] | None = None,
+                          exclude: Container[str] | None = None) -> dict[str, str]:
+        """Jupyter's display hook: SVG, or the interactive viewer after
+        ``graphviz_tb.set_display("html")`` (see :mod:`graphviz_tb.jupyter`)."""
+        from .jupyter import mimebundle
+
+        return mimebundle(self, include, exclude)
 
     def __repr__(self) -> str:
         return f"<graphviz_tb.Graph {self.name!r}: {self.model.top_level_nodes:,} nodes>"
@@ -165,6 +231,7 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     >>> g = graphviz_tb.load("samples/mnist_tf1.pb")  # doctest: +SKIP
     >>> g.info()["nodes"]  # doctest: +SKIP
     """
+    from .errors import InputError
     from .model import build_model
     from .readers import discover, discover_object, select
 
@@ -174,13 +241,20 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
         from dataclasses import replace
 
         options = replace(options, **kwargs)
-    if isinstance(source, (str, os.PathLike)):
-        discovery = discover(source, options)
-    else:
-        discovery = discover_object(source, options)
-    chosen = select(discovery, options)
-    index = discovery.graphs.index(chosen)
-    graph_def = chosen.load()
+    try:
+        if isinstance(source, (str, os.PathLike)):
+            discovery = discover(source, options)
+        else:
+            discovery = discover_object(source, options)
+        chosen = select(discovery, options)
+        index = discovery.graphs.index(chosen)
+        graph_def = chosen.load()
+    except RecursionError:
+        # JSON, protobuf text format and Keras configs are parsed recursively; only input
+        # nested thousands deep (no real model is) gets here, from whichever reader read it.
+        what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the object"
+        raise InputError(f"{what} is nested too deeply to read (thousands of levels of "
+                         "brackets or messages); it is malformed or not a model") from None
     model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
                         where=f"{discovery.path} ({chosen.name})"
                         if len(discovery.graphs) > 1 else str(discovery.path))

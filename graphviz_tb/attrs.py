@@ -16,6 +16,8 @@ __all__ = ["MAX_ATTR_CHARS", "decode_attr", "decode_attrs", "tensor_summary"]
 MAX_ATTR_CHARS = 1024
 #: Tensor constants with at most this many elements show their values.
 _MAX_TENSOR_VALUES = 16
+#: List attributes show at most this many items, then how many more there are.
+MAX_LIST_ITEMS = 64
 
 
 def _text(raw: bytes) -> str:
@@ -36,19 +38,22 @@ def tensor_summary(tensor: Any) -> dict[str, Any]:
     nbytes = len(tensor.tensor_content) or (count * item if item else 0)
     summary: dict[str, Any] = {"dtype": dtype, "shape": list(shape or ()), "bytes": nbytes}
     if count <= _MAX_TENSOR_VALUES:
-        values = _small_values(tensor)
+        values = _small_values(tensor, count)
         if values is not None:
             summary["values"] = values
     return summary
 
 
-def _small_values(tensor: Any) -> list[Any] | None:
+def _small_values(tensor: Any, count: int) -> list[Any] | None:
+    """At most ``count`` values (the shape's element count): a file can claim a scalar and
+    carry a million values, and those must not be copied into every output."""
+    count = max(count, 1)
     for field in ("float_val", "double_val", "int_val", "int64_val", "bool_val", "half_val"):
         values = getattr(tensor, field)
         if values:
-            return [v if not isinstance(v, float) else round(v, 6) for v in values]
+            return [v if not isinstance(v, float) else round(v, 6) for v in values[:count]]
     if tensor.string_val:
-        return [_text(v)[:64] for v in tensor.string_val]
+        return [_text(v[:4 * 64])[:64] for v in tensor.string_val[:count]]
     return None
 
 
@@ -76,21 +81,31 @@ def decode_attr(value: Any) -> Any:
 
 
 def _decode_list(lst: Any) -> list[Any]:
-    if lst.s:
-        return [_text(v) for v in lst.s]
-    if lst.type:
-        return [dtype_name(t) for t in lst.type]
-    if lst.shape:
-        return [None if (s := shape_from_proto(p)) is None else list(s) for p in lst.shape]
-    if lst.tensor:
-        return [tensor_summary(t) for t in lst.tensor]
-    if lst.func:
-        return [{"function": f.name} for f in lst.func]
-    for field in ("i", "f", "b"):
+    """The list's items, at most :data:`MAX_LIST_ITEMS` of them then ``"… N more"``: list
+    attributes are as unbounded as strings, and are copied into tooltips and the HTML."""
+    for field in ("s", "type", "shape", "tensor", "func", "i", "f", "b"):
         values = getattr(lst, field)
         if values:
-            return list(values)
+            shown = [_decode_item(field, v) for v in values[:MAX_LIST_ITEMS]]
+            if len(values) > MAX_LIST_ITEMS:
+                shown.append(f"… {len(values) - MAX_LIST_ITEMS:,} more")
+            return shown
     return []
+
+
+def _decode_item(field: str, value: Any) -> Any:
+    if field == "s":
+        return _text(value)
+    if field == "type":
+        return dtype_name(value)
+    if field == "shape":
+        shape = shape_from_proto(value)
+        return None if shape is None else list(shape)
+    if field == "tensor":
+        return tensor_summary(value)
+    if field == "func":
+        return {"function": value.name}
+    return value
 
 
 def decode_attrs(attr_map: Any) -> dict[str, Any]:

@@ -81,6 +81,18 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(text: str) -> int:
+    """An argparse type for ``--depth``/``--radius``: a whole number, 0 or more (a usage
+    error otherwise, rather than a traceback from the options' own check)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; use 0 or more")
+    return value
+
+
 def _glob_list(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
@@ -199,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
                           ".html); '-' writes to stdout; default: INPUT with .svg")
     out.add_argument("--format", choices=FORMATS, help="force the output format")
     view = render.add_argument_group("what is shown")
-    view.add_argument("--depth", type=int, default=1, metavar="N",
+    view.add_argument("--depth", type=_count, default=1, metavar="N",
                       help="open groups down to depth N (default 1: top level, all collapsed)")
     view.add_argument("--expand", action="append", metavar="PATTERN",
                       help="open groups whose full name matches this glob (repeatable)")
@@ -209,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--expand-all", action="store_true", help="open every group")
     view.add_argument("--focus", metavar="NODE",
                       help="draw only the neighbourhood of this op or group")
-    view.add_argument("--radius", type=int, default=2, metavar="K",
+    view.add_argument("--radius", type=_count, default=2, metavar="K",
                       help="with --focus: how many edges away to reach (default 2)")
     view.add_argument("--no-series", action="store_true",
                       help="do not fold numbered siblings (add_1 ... add_9) into series")

@@ -15,6 +15,7 @@ __all__ = [
     "NoGraphError",
     "SelectionError",
     "TensorFlowRequired",
+    "printable",
 ]
 
 
@@ -58,6 +59,25 @@ class ExecutableNotFound(GraphvizTbError):
             "Graphviz's 'dot' was not found on PATH; install it "
             "(Debian/Ubuntu: sudo apt-get install graphviz, macOS: brew install graphviz)"
         )
+
+
+def printable(text: str, limit: int | None = None) -> str:
+    r"""Text from a model file made safe for a terminal, cut to ``limit`` characters.
+
+    Op names and messages quoting them are printed on stderr and by ``tbgraph info``; a name
+    holding an escape sequence could clear the screen, retitle the window or fake a line of
+    output.  Every non-printable character (controls, line breaks, bidi overrides, zero-width
+    marks) is shown as its Python escape instead, so ``\x1b[2J`` prints as those characters.
+
+    >>> printable("a\nb\x1b[2J\u202e")
+    'a\\nb\\x1b[2J\\u202e'
+    """
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                       for ch in text)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
 
 
 class GraphvizTbWarning(UserWarning):

@@ -168,16 +168,25 @@ def scope_path(name: str) -> list[str]:
 
 
 def _ensure_group(h: Hierarchy, parts: list[str]) -> Group:
-    """The group for a scope path, creating it and its ancestors (iteratively)."""
-    node = h.root
-    path = ""
-    for part in parts:
-        path = f"{path}/{part}" if path else part
-        child = h.groups.get(path)
-        if child is None:
-            child = Group(name=path, parent=node, depth=node.depth + 1)
-            h.groups[path] = child
-            node.children.append(child)
+    """The group for a scope path, creating it and its ancestors (iteratively).
+
+    The search starts from the deepest ancestor that already exists, not from the root: ops
+    usually arrive beside or just below a known scope, and walking down from the root re-hashed
+    every ancestor's full name, which made a scope nested 3,000 deep cost seconds (quadratic in
+    the depth, times the name length).
+    """
+    path = "/".join(parts)
+    cut = len(path)
+    missing: list[int] = []  # where the names of the groups to create end in ``path``
+    while cut > 0 and path[:cut] not in h.groups:
+        missing.append(cut)
+        cut = path.rfind("/", 0, cut)
+    node = h.groups[path[:cut]] if cut > 0 else h.root
+    for end in reversed(missing):
+        name = path[:end]
+        child = Group(name=name, parent=node, depth=node.depth + 1)
+        h.groups[name] = child
+        node.children.append(child)
         node = child
     return node
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from .errors import printable
 from .hierarchy import scope_path
 
 if TYPE_CHECKING:
@@ -18,6 +19,13 @@ if TYPE_CHECKING:
 __all__ = ["format_info", "graph_info"]
 
 _TOP = 10
+#: Names longer than this are cut in the text summary (the JSON keeps them whole).
+_NAME_CHARS = 200
+
+
+def _name(text: str) -> str:
+    """A model string for the terminal: escaped controls (see :func:`printable`), cut."""
+    return printable(text, _NAME_CHARS)
 
 
 def graph_info(graph: Graph) -> dict[str, Any]:
@@ -78,13 +86,18 @@ def _top_level_groups(model: GraphModel) -> list[dict[str, Any]]:
 
 
 def format_info(info: dict[str, Any]) -> str:
-    """The summary as the terminal text of ``tbgraph info``."""
-    lines = [f"{info['path']}: {info['source_kind']}"]
+    """The summary as the terminal text of ``tbgraph info``.
+
+    Every string from the input goes through :func:`_name`, so the summary has exactly one
+    line per item whatever the names hold.
+    """
+    lines = [f"{printable(info['path'])}: {info['source_kind']}"]
     if len(info["graphs"]) > 1:
         lines.append(f"graphs found: {len(info['graphs'])} (choose with --graph N, --run, --tag)")
         for g in info["graphs"]:
             mark = "*" if g["index"] == info["selected"] else " "
-            lines.append(f" {mark} [{g['index']}] {g['name']}  ({g['kind']}, {g['nodes']:,} nodes)")
+            lines.append(f" {mark} [{g['index']}] {_name(g['name'])}  "
+                         f"({g['kind']}, {g['nodes']:,} nodes)")
     kind = "layers" if info["kind"] == "conceptual" else "ops"
     lines.append(f"{kind}: {info['nodes']:,}")
     if info["functions"]:
@@ -95,13 +108,14 @@ def format_info(info: dict[str, Any]) -> str:
         lines.append(f"missing nodes: {info['missing_nodes']:,}")
     for label, key in (("inputs", "inputs"), ("outputs", "outputs")):
         if info[key]:
-            lines.append(f"{label}: " + ", ".join(f"{s['name']}={s['tensor']}" for s in info[key]))
+            lines.append(f"{label}: " + ", ".join(f"{_name(s['name'])}={_name(s['tensor'])}"
+                                                  for s in info[key]))
     if info["op_types"]:
-        lines.append("top op types: " + ", ".join(f"{t['op']} ({t['count']:,})"
+        lines.append("top op types: " + ", ".join(f"{_name(t['op'])} ({t['count']:,})"
                                                   for t in info["op_types"]))
     if info["groups"]:
         lines.append(f"top-level groups ({info['top_level_groups']:,}): " + ", ".join(
-            f"{g['name']} ({g['ops']:,})" for g in info["groups"]))
+            f"{_name(g['name'])} ({g['ops']:,})" for g in info["groups"]))
     for w in info["warnings"]:
-        lines.append(f"warning: {w}")
+        lines.append(f"warning: {printable(w)}")
     return "\n".join(lines)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LABEL_H",
+    "MAX_EDGE_LABEL",
     "PAD",
     "Box",
     "GroupLayout",
@@ -54,6 +55,8 @@ PAD = 10.0  # inside an expanded group's border
 LABEL_H = 20.0  # room for an expanded group's title
 _BATCH = 64  # group layouts per dot process
 _CHAR = 0.58  # average glyph width / font size for Helvetica-ish fonts
+#: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
+MAX_EDGE_LABEL = 40
 
 _cache: dict[str, dict] = {}
 
@@ -171,7 +174,16 @@ def _group_caption(g: Group) -> str:
 
 
 def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False) -> str:
-    """``?×784`` for one tensor, ``3 tensors`` for several, nothing for control-only edges."""
+    """``?×784`` for one tensor, ``3 tensors`` for several, nothing for control-only edges.
+
+    Cut to :data:`MAX_EDGE_LABEL` characters here, where the layout sizes it, so a shape with
+    thousands of dimensions neither widens the layout nor differs from what is drawn.
+    """
+    label = _edge_label(h, agg, dtypes=dtypes)
+    return label if len(label) <= MAX_EDGE_LABEL else label[:MAX_EDGE_LABEL - 1] + "…"
+
+
+def _edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool) -> str:
     carried = agg.counts[DATA] + agg.counts[REF]
     if carried == 0:
         return ""

@@ -85,6 +85,10 @@ class Warnings:
                 out.append(f"... and {extra:,} more: {category}")
         return out
 
+    def count(self, category: str) -> int:
+        """How many warnings of one category were added (all of them, not only those kept)."""
+        return self._counts.get(category, 0)
+
     def __len__(self) -> int:
         return sum(self._counts.values())
 
@@ -262,14 +266,21 @@ class _Builder:
         self.g = model.graph
         self.warn = warnings
         self.ops: dict[str, str] = {}
+        #: Names a duplicate must not be renamed to: every name the graph itself uses, so an
+        #: input naming a later op ``a (duplicate 2)`` is never wired to a renamed ``a``.
+        self.reserved: set[str] = set()
+        self._next_copy: dict[str, int] = {}
 
     def add_node(self, name: str, node_def: Any, **extra: Any) -> str:
         """Add one op; a duplicate name is kept under a new name, with a warning."""
         if name in self.ops:
-            base, n = name, 2
-            while f"{base} (duplicate {n})" in self.ops:
+            base, n = name, self._next_copy.get(name, 2)
+            while True:
+                name = f"{base} (duplicate {n})"
+                if name not in self.ops and name not in self.reserved:
+                    break
                 n += 1
-            name = f"{base} (duplicate {n})"
+            self._next_copy[base] = n + 1  # 10,000 copies of one name stay linear
             self.warn.add("duplicate op names", f"duplicate op name {base!r}; kept as {name!r}")
         op = node_def.op if node_def is not None else extra.pop("op")
         self.ops[name] = op
@@ -311,6 +322,8 @@ def _add_graph_nodes(builder: _Builder, node_defs: Any) -> list[tuple[str, Any]]
     for nd in node_defs:
         name = nd.name
         if name in ops:
+            if not builder.reserved:
+                builder.reserved = {other.name for other in node_defs}
             name = builder.add_node(name, nd)
         else:
             op = ops[name] = nd.op

@@ -79,6 +79,12 @@ class RenderOptions:
         A title drawn above the graph.
     legend:
         Draw the legend of structural templates and edge styles.
+    input_shapes:
+        Pin placeholder shapes before drawing, as ``(("images", (8, 224, 224, 3)),)`` with
+        None for an unknown dimension; TensorFlow infers the rest and the op where inference
+        fails is drawn red (needs the ``[tf]`` extra).  ``--input-shape`` on the CLI.
+    infer_shapes:
+        Fill in missing shapes with TensorFlow's inference without pinning anything.
     """
 
     depth: int = 1

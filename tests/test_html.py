@@ -206,6 +206,7 @@ def test_page_is_one_offline_file(pages: dict[str, Path]) -> None:
     policy = csp.group(1)
     assert "default-src 'none'" in policy
     assert "connect-src 'none'" in policy
+    assert "worker-src blob:" in policy
     assert "'wasm-unsafe-eval'" in policy
     assert "'unsafe-inline'" not in policy and "'unsafe-eval'" not in policy
     # Nothing is loaded from anywhere: no external scripts, styles, images or frames.
@@ -395,6 +396,10 @@ def test_colour_by_theme_aux_and_export(open_page: Any, pages: dict[str, Path]) 
     import xml.dom.minidom
 
     xml.dom.minidom.parseString(svg.encode("utf-8"))
+    assert page.js("window.tbgraph.exportPng()") > 1000
+    with page.page.expect_download() as download:
+        page.page.locator("header button", has_text="SVG").click()
+    assert download.value.suggested_filename == "tf_graph_demo_graph.svg"
 
 
 def test_hostile_names_show_as_text_and_run_nothing(open_page: Any,
@@ -414,3 +419,106 @@ def test_hostile_names_show_as_text_and_run_nothing(open_page: Any,
     assert page.js("document.querySelectorAll('script').length") == 2
     assert page.js("document.title") == HOSTILE[0]
     page.page.wait_for_timeout(200)  # give any injected handler a chance to fire
+
+
+def _letters(i: int) -> str:
+    out = ""
+    for _ in range(3):
+        out += "abcdefghijklmnopqrstuvwxyz"[i % 26]
+        i //= 26
+    return out
+
+
+@pytest.fixture(scope="module")
+def wide_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A graph with a 200-op chain scope and a scope too wide to lay out in the page."""
+    _bundle_or_fail()
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    gd.node.add(name="x", op="Placeholder")
+    for scope, count in (("chain", 200), ("huge", 4100)):
+        previous = "x"
+        for i in range(count):
+            name = f"{scope}/op{_letters(i)}"
+            gd.node.add(name=name, op="Relu", input=[previous])
+            previous = name
+        gd.node.add(name=f"{scope}_out", op="Identity", input=[previous])
+    path = tmp_path_factory.mktemp("wide") / "wide.html"
+    graphviz_tb.load(gd).render(path)
+    return path
+
+
+def test_expanding_a_200_op_group_is_quick(open_page: Any, wide_page: Path) -> None:
+    page = open_page(wide_page)
+    page.js("window.tbgraph.warmUp()")
+    took = page.js("""async () => {
+        const t0 = performance.now();
+        await window.tbgraph.expand('chain');
+        return performance.now() - t0; }""")
+    assert "chain/opaaa" in page.visible()
+    assert took < 1500, f"expanding 200 children took {took:.0f} ms"
+    assert _overlaps(page.js("window.tbgraph.boxes()")) == []
+
+
+def test_a_group_too_big_to_lay_out_stays_closed(open_page: Any, wide_page: Path) -> None:
+    page = open_page(wide_page)
+    before = page.visible()
+    assert page.js("window.tbgraph.expand('huge')") is False
+    assert page.visible() == before
+    toast = page.page.locator(".toast")
+    assert "too many" in toast.inner_text()
+    # The page still works afterwards.
+    assert page.js("window.tbgraph.expand('chain')") is True
+
+
+def test_a_layout_that_takes_too_long_is_stopped(open_page: Any, wide_page: Path) -> None:
+    page = open_page(wide_page)
+    before = page.visible()
+    page.js("window.tbgraph.setLayoutTimeout(1)")
+    assert page.js("window.tbgraph.expand('chain')") is False
+    assert page.visible() == before
+    assert "took more than" in page.page.locator(".toast").inner_text()
+    page.js("window.tbgraph.setLayoutTimeout(20000)")
+    assert page.js("window.tbgraph.expand('chain')") is True
+    assert "chain/opaaa" in page.visible()
+
+
+def test_keyboard_shortcuts(open_page: Any, pages: dict[str, Path]) -> None:
+    page = open_page(pages["demo"])
+    page.js("window.tbgraph.select('gradients')")
+    page.page.locator("svg.canvas").focus()
+    page.page.keyboard.press("+")
+    page.wait("window.tbgraph.visibleNodes().includes('gradients/Fill')")
+    page.page.keyboard.press("t")
+    page.wait("document.querySelector('svg.canvas').classList.contains('tracing')")
+    page.page.keyboard.press("Escape")
+    page.wait("!document.querySelector('svg.canvas').classList.contains('tracing')")
+    page.page.keyboard.press("-")
+    page.wait("!window.tbgraph.visibleNodes().includes('gradients/Fill')")
+    page.page.keyboard.press("/")
+    assert page.js("document.activeElement.type") == "search"
+
+
+def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same DOT per group in the page as in the static render: the looks cannot drift."""
+    from graphviz_tb import layout
+
+    source = MNIST if MNIST.exists() else DEMO
+    asked: list[str] = []
+    real = layout._layout_all
+
+    def spy(sources: list[str], progress: Any) -> list[dict]:
+        asked.extend(sources)
+        return real(sources, progress)
+
+    monkeypatch.setattr(layout, "_layout_all", spy)
+    path = tmp_path / "depth2.html"
+    graph = graphviz_tb.load(str(source))
+    graph.render(path, depth=2)
+    page = open_page(path)
+    open_groups = [b["name"] for b in page.js("window.tbgraph.boxes()") if b["open"]]
+    assert open_groups
+    for name in ["", *open_groups]:
+        assert page.js("(n) => window.tbgraph.dot(n)", name) in asked, name

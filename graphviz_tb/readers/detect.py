@@ -117,7 +117,9 @@ def _detect_content(path: Path, name: str, head: bytes) -> Detected:
         return Detected("keras-h5")
     if head.startswith(_ZIP):
         return _detect_zip(path, name)
-    if is_tfrecord_header(head):
+    if is_tfrecord_header(head) or "tfevents" in path.name:
+        # By name too: an event file whose first record is damaged should get the reader's
+        # "record at byte 0 is corrupt" rather than "not a GraphDef".
         return Detected("events")
     text = _as_text(head)
     if text is not None:
@@ -212,16 +214,23 @@ def _detect_binary(path: Path, name: str) -> Detected:
         candidates = ["savedmodel", "graphdef", "metagraph"]
     elif path.suffix == ".meta":
         candidates = ["metagraph", "graphdef", "savedmodel"]
-    empty_graph = False
+    empty_graph = decoded = False
     for fmt in candidates:
         message = _trial_parse(fmt, data)
         if message is None:
             continue
+        decoded = True
         if _plausible(fmt, message):
             return Detected(fmt, message=message)
         empty_graph = empty_graph or (fmt == "graphdef" and _is_empty_graph(message))
     if empty_graph:
         raise NoGraphError(f"{name}: the GraphDef holds no ops")
+    if decoded:  # protobuf accepts many byte strings; these bytes just do not look like a graph
+        raise InputError(
+            f"{name} is not a TensorFlow GraphDef, MetaGraphDef or SavedModel (it decodes as "
+            "protobuf, but most of its op names or types are missing or unprintable; is it "
+            "another kind of file?)"
+        )
     raise InputError(
         f"{name} is not a TensorFlow GraphDef, MetaGraphDef or SavedModel (it does not decode as "
         "any of them; is it cut short, or another kind of file?)"

@@ -41,6 +41,7 @@ from ..hierarchy import AggEdge, Group, Member, OpNode
 from ..layout import (
     LABEL_H,
     PAD,
+    PT,
     GroupLayout,
     Scene,
     Stub,
@@ -216,8 +217,10 @@ class _Builder:
             cols["parent"].append(self.ids[m.parent] if m.parent is not None else -1)
             cols["nb"].append(nb)
             cols["ns"].append(ns)
-            cols["w"].append(_r(w))
-            cols["h"].append(_r(hh))
+            # In inches to 3 decimals: exactly what layout.group_dot writes, so the page's
+            # DOT for a group is the same text as Python's.
+            cols["w"].append(round(w / PT, 3))
+            cols["h"].append(round(hh / PT, 3))
             if i and lines[0] != ns:
                 labels[i] = lines[0]
             if isinstance(m, Group):
@@ -365,7 +368,7 @@ class _Builder:
             tip = [_r(wire.arrow[0]), _r(wire.arrow[1])] if wire.arrow else None
             lp = [_r(wire.label_pos[0]), _r(wire.label_pos[1])] if wire.label_pos else None
             wires.append([a, b, agg, pts, tip, lp])
-        return {"w": _r(loc.width), "h": _r(loc.height), "n": nodes, "s": stub_rows,
+        return {"w": round(loc.width, 3), "h": round(loc.height, 3), "n": nodes, "s": stub_rows,
                 "e": wires}
 
 
@@ -433,7 +436,7 @@ def render_html(graph: Graph, options: RenderOptions,
         "media-src 'none'",
         "object-src 'none'",
         "frame-src 'none'",
-        "worker-src 'none'",
+        "worker-src blob:",  # Graphviz lays out in a worker started from the page's own code
         "manifest-src 'none'",
         "base-uri 'none'",
         "form-action 'none'",

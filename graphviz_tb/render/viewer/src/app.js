@@ -91,6 +91,7 @@ export class App {
     order.sort((a, b) => g.depth[b] - g.depth[a] || a - b);
     const anchorPos = this._screenPos(anchor);
     const t0 = performance.now();
+    this.emit({ type: "busy", on: true });
     try {
       if (order.some((x) => g.children[x].length > 300)) await nextFrame();
       for (const grp of order) {
@@ -102,6 +103,8 @@ export class App {
       this.layouts.layouts = saved;
       this.emit({ type: "error", message: err.message || String(err) });
       return false;
+    } finally {
+      this.emit({ type: "busy", on: false });
     }
     this.lastLayoutMs = performance.now() - t0;
     this.redraw();
@@ -203,7 +206,6 @@ export class App {
   // Selection and trace classes on the drawn elements.
   applyMarks() {
     if (!this.scene) return;
-    const g = this.g;
     const { boxEls, wireEls } = this.els;
     const tr = this.trace;
     this.svg.classList.toggle("tracing", !!tr);
@@ -226,7 +228,6 @@ export class App {
         if (w.dstStub >= 0) boxEls[w.dstStub].classList.add("hl");
       }
     });
-    void g;
   }
 
   _boxHit(i) {

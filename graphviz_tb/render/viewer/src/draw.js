@@ -101,7 +101,7 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   const g = svgEl("g", { transform: `translate(${fmt(b.x)},${fmt(-b.y)})` }, layer);
   g.setAttribute("data-node", graph.name[i]);
   g.setAttribute("data-i", String(i));
-  let f = fill(graph, i, mode, theme, ctx.themes, ctx.unique);
+  const f = fill(graph, i, mode, theme, ctx.themes, ctx.unique);
   const stroke = { stroke: colors.line, "stroke-width": 1 };
   const w = b.w;
   const h = b.h;
@@ -135,7 +135,6 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
       stroke["stroke-width"] = 2;
     }
     if (role === "missing") stroke["stroke-dasharray"] = "5,2";
-    if (f === undefined) f = colors.op;
     if (konst) {
       svgEl("rect", { x: fmt(-w / 2), y: fmt(-h / 2), width: fmt(w), height: fmt(h), rx: 4,
         fill: f, ...stroke, class: "shape" }, g);

@@ -23,8 +23,9 @@ export class Graph {
     this.dev = Int32Array.from(d.dev);
     this.dt = Int32Array.from(d.dt);
     this.nops = Int32Array.from(d.nops);
-    this.w = Float64Array.from(d.w);
-    this.h = Float64Array.from(d.h);
+    // Collapsed sizes come in inches (as the DOT gets them); drawing is in points.
+    this.w = Float64Array.from(d.w, (x) => x * 72);
+    this.h = Float64Array.from(d.h, (x) => x * 72);
     this.attr = Int32Array.from(d.attr);
     this.out = Int32Array.from(d.out);
     this.opTypes = d.opTypes;

@@ -9,7 +9,7 @@
 // with coordinates relative to the content's lower-left corner (y up, as in DOT); a wire end
 // is a member index, or -1 - k for stub k.
 
-import { instance } from "@viz-js/viz";
+import WORKER_SOURCE from "tbgraph:layout-worker";
 
 export const PT = 72;
 const CHAR = 0.58;
@@ -126,16 +126,83 @@ function parseSpline(pos, bx, by) {
   return [points, tip];
 }
 
-// The Graphviz engine, created on first use (it compiles about 1 MB of WebAssembly).
-let vizPromise = null;
-export function viz() {
-  if (!vizPromise) {
-    vizPromise = instance().catch((err) => {
-      vizPromise = null;
-      throw err;
+// Graphviz runs in a Web Worker (see layout-worker.js), started on first use.  A layout that
+// takes longer than `timeoutMs` is stopped by ending the worker; the next one starts afresh.
+class Engine {
+  constructor() {
+    this.worker = null;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.timeoutMs = 20000;
+    this.url = null;
+  }
+
+  start() {
+    if (this.worker) return this.worker;
+    if (!this.url) {
+      this.url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+    }
+    const worker = new Worker(this.url);
+    worker.onmessage = (ev) => {
+      const job = this.pending.get(ev.data.id);
+      if (!job) return;
+      this.pending.delete(ev.data.id);
+      clearTimeout(job.timer);
+      if (ev.data.error !== undefined) {
+        if (ev.data.fatal) this.stop();
+        job.reject(new Error(`Graphviz failed: ${ev.data.error}`));
+      } else {
+        job.resolve(ev.data.output);
+      }
+    };
+    worker.onerror = (ev) => {
+      ev.preventDefault();
+      this.fail(`the layout engine stopped (${ev.message || "error"})`);
+    };
+    this.worker = worker;
+    return worker;
+  }
+
+  stop() {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+  }
+
+  fail(message) {
+    this.stop();
+    const jobs = [...this.pending.values()];
+    this.pending.clear();
+    for (const job of jobs) {
+      clearTimeout(job.timer);
+      job.reject(new Error(message));
+    }
+  }
+
+  // Graphviz's json0 text for a DOT text (null: only compile the engine).
+  run(dot, what) {
+    return new Promise((resolve, reject) => {
+      let worker;
+      try {
+        worker = this.start();
+      } catch (err) {
+        reject(new Error(`the layout engine cannot start here: ${err.message || err}`));
+        return;
+      }
+      const id = this.nextId++;
+      const timer = setTimeout(() => {
+        this.fail(`laying out ${what || "the group"} took more than ` +
+          `${Math.round(this.timeoutMs / 1000)} s; stopped`);
+      }, dot === null ? Math.max(this.timeoutMs, 30000) : this.timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      worker.postMessage({ id, dot });
     });
   }
-  return vizPromise;
+}
+
+export const engine = new Engine();
+
+export function viz() {
+  return engine.run(null);
 }
 
 export class Layouts {
@@ -160,15 +227,12 @@ export class Layouts {
     return [g.w[i], g.h[i]];
   }
 
-  // Lay out one group with its children at their current sizes; `isOpen(c)` says which
-  // children are drawn open (their own layouts must be known already).
-  async layoutGroup(group, isOpen) {
+  // What Graphviz is asked for one group: its nodes (children, then stubs), their sizes,
+  // its edges and the DOT text.  `isOpen(c)` says which children are drawn open (their own
+  // layouts must be known already).
+  prepare(group, isOpen) {
     const g = this.g;
     const children = g.children[group];
-    if (children.length > MAX_CHILDREN) {
-      throw new Error(`${children.length.toLocaleString()} children are too many to lay out ` +
-        "in the page; render this group with 'tbgraph render --expand'");
-    }
     const sizes = new Map();
     for (const c of children) sizes.set(c, this.size(c, isOpen(c)));
     const aggs = [];
@@ -187,8 +251,20 @@ export class Layouts {
     const nodeSizes = nodes.map((m) => (typeof m === "number" ? sizes.get(m)
       : [textWidth(g.label[m.far], 8) + 10, 14.0]));
     const edges = kept.map((a) => ({ ...a, s: index.get(a.src), t: index.get(a.dst) }));
-    const dot = groupDot(nodeSizes, edges, this.rankdir);
-    const res = await this.run(dot);
+    return { sizes, aux, nodes, nodeSizes, edges, dot: groupDot(nodeSizes, edges, this.rankdir) };
+  }
+
+  // Lay out one group with its children at their current sizes.
+  async layoutGroup(group, isOpen) {
+    const g = this.g;
+    const count = g.children[group].length;
+    if (count > MAX_CHILDREN) {
+      throw new Error(`${count.toLocaleString()} children are too many to lay out ` +
+        "in the page; render this group with 'tbgraph render --expand'");
+    }
+    const { sizes, aux, nodes, nodeSizes, edges, dot } = this.prepare(group, isOpen);
+    const label = g.name[group] || "the top level";
+    const res = await this.run(dot, `${label} (${count.toLocaleString()} children)`);
     const [bx, by, bx2, by2] = floats(res.bb || "0,0,0,0");
     const L = { w: bx2 - bx, h: by2 - by, n: [], s: [], e: [] };
     const pos = new Array(nodes.length);
@@ -217,28 +293,17 @@ export class Layouts {
     return L;
   }
 
-  async run(dot) {
+  async run(dot, what) {
     const hit = this.cache.get(dot);
     if (hit) {
       this.stats.cached++;
       return hit;
     }
-    const engine = await viz();
     const t0 = performance.now();
-    let result;
-    try {
-      result = engine.render(dot, { format: "json0" });
-    } catch (err) {
-      vizPromise = null; // a trapped WebAssembly instance is not reusable
-      throw new Error(`Graphviz failed: ${err && err.message ? err.message : err}`);
-    }
+    const output = await engine.run(dot, what);
     this.stats.runs++;
     this.stats.ms += performance.now() - t0;
-    if (result.status !== "success") {
-      const msg = (result.errors || []).map((e) => e.message).join("; ");
-      throw new Error(`Graphviz failed: ${msg || "no output"}`);
-    }
-    const parsed = JSON.parse(result.output);
+    const parsed = JSON.parse(output);
     this.cache.set(dot, parsed);
     return parsed;
   }

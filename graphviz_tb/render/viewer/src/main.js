@@ -7,7 +7,7 @@ import { h } from "./dom.js";
 import { svgEl, cleanText } from "./draw.js";
 import { Minimap, renderDetails, renderLegend } from "./panels.js";
 import { download, exportSvg, fileStem, pngBlob } from "./exporter.js";
-import { viz } from "./layout.js";
+import { engine, viz } from "./layout.js";
 
 const DATA_VERSION = 1;
 const COLOR_MODES = [["structure", "structure"], ["op", "op type"], ["device", "device"],
@@ -26,7 +26,6 @@ class UI {
 
   build() {
     const app = this.app;
-    const g = app.g;
     const btn = (label, title, onclick, cls) => h("button", { type: "button", title, onclick,
       class: cls }, label);
     this.search = h("input", { type: "search", placeholder: "Search names or op types  /",
@@ -79,7 +78,7 @@ class UI {
         ["t / o", "trace inputs / outputs"], ["f", "fit to screen"], ["d", "dark theme"],
         ["double-click", "expand or collapse a group"], ["wheel / drag", "zoom / pan"]]
         .map(([k, v]) => [h("dt", null, k), h("dd", null, v)])));
-    const main = h("main", null, this.svg, this.legend, this.minimapCanvas, this.details,
+    const main = h("main", null, this.svg, this.legend, this.details, this.minimapCanvas,
       this.toast, this.help);
     this.root.replaceChildren(toolbar, main, this.status);
     this.minimap = new Minimap(app, this.minimapCanvas);
@@ -88,7 +87,6 @@ class UI {
     if (!app.options.legend) this.legend.classList.add("hidden");
     this.bindCanvas();
     this.bindKeys();
-    void g;
   }
 
   // ----------------------------------------------------------------------- events from the app
@@ -114,6 +112,14 @@ class UI {
     } else if (ev.type === "layout") {
       this.updateStatus();
       this.saveHash();
+    } else if (ev.type === "busy") {
+      this.svg.classList.toggle("busy", ev.on);
+      clearTimeout(this.busyTimer);
+      if (ev.on) {
+        this.busyTimer = setTimeout(() => { this.status.textContent = "laying out …"; }, 250);
+      } else {
+        this.updateStatus();
+      }
     } else if (ev.type === "error") {
       this.message(ev.message, true);
     }
@@ -522,9 +528,19 @@ async function boot() {
       name: graph.name[b.m], parent: b.group === 0 ? "" : graph.name[b.group],
       x: b.x, y: b.y, w: b.w, h: b.h, open: b.open })) : []),
     exportSvg: () => exportSvg(app).text,
+    exportPng: () => pngBlob(app).then((blob) => blob.size),
+    // The DOT the page gives Graphviz for an open group now (the same text as Python's).
+    dot: (name) => {
+      const i = name === "" ? 0 : graph.lookup(name);
+      return i >= 0 && graph.isGroup(i) ? app.layouts.prepare(i, (c) => app.isOpen(c)).dot
+        : null;
+    },
     state: () => ui.stateParams().toString(),
     layoutStats: () => ({ ...app.layouts.stats, lastMs: app.lastLayoutMs }),
     warmUp: () => viz().then(() => true),
+    setLayoutTimeout: (ms) => {
+      engine.timeoutMs = Math.max(1, +ms || 20000);
+    },
   };
 
   async function traceApi(name, dir) {

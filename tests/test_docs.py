@@ -1,0 +1,103 @@
+"""The project's own documentation builds without a warning, and shows what it promises.
+
+This is the docs build of CI: ``make test`` runs it, so a docstring, a page or a sample that
+breaks the site fails the suite.  It builds ``docs/`` exactly as ``make docs`` does (``-W
+--keep-going -j auto``), into a temporary directory, then checks the pages people come for:
+the gallery draws every sample of the manifest both ways, the CLI reference lists every
+command of the real parser, and the shape-debugging page shows TensorFlow's verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES
+
+from graphviz_tb.cli import build_parser
+
+pytestmark = [pytest.mark.docs, pytest.mark.dot, pytest.mark.tensorflow]
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+class _Pictures(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pictures: list[tuple[str, str, str]] = []  # (tag, src, alt or title)
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag in ("img", "iframe") and "tbgraph" in a.get("class", "").split():
+            self.pictures.append((tag, a["src"], a.get("alt") or a.get("title", "")))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _page(path: Path) -> _Pictures:
+    parser = _Pictures()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not os.environ.get("CI"):
+        pytest.importorskip("sphinx")
+        pytest.importorskip("tensorflow")
+    out = tmp_path_factory.mktemp("docs")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", "auto", "-b", "html",
+         "-d", str(out / "doctrees"), str(DOCS), str(out / "html")],
+        capture_output=True, text=True, timeout=600, env=env,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    return out / "html"
+
+
+def test_gallery_draws_every_sample_static_and_interactive(site: Path) -> None:
+    manifest = json.loads((SAMPLES / "MANIFEST.json").read_text())
+    gallery = _page(site / "gallery.html")
+    for sample in manifest["samples"]:
+        kinds = {tag for tag, _, alt in gallery.pictures if alt.startswith(sample["name"] + ",")}
+        assert kinds == {"img", "iframe"}, sample["name"]
+    for _, src, _ in gallery.pictures:
+        assert (site / src).is_file(), src
+    assert len(gallery.pictures) == 2 * len(manifest["samples"])
+
+
+def test_cli_reference_lists_every_command(site: Path) -> None:
+    text = " ".join(_page(site / "cli.html").text)
+    parser = build_parser()
+    commands = next(a.choices for a in parser._actions if hasattr(a, "choices") and a.choices
+                    and isinstance(a.choices, dict))
+    for name, sub in commands.items():
+        assert f"tbgraph {name}" in text
+        for action in sub._actions:
+            for flag in action.option_strings:
+                assert flag in text, f"{name} {flag}"
+
+
+def test_shape_page_shows_where_inference_breaks(site: Path) -> None:
+    page = _page(site / "shapes.html")
+    text = " ".join(page.text)
+    assert "shape inference failed at classifier_1/flatten_1/Reshape" in text
+    assert "Cannot reshape a tensor with 812 elements" in text
+    [svg] = [src for tag, src, _ in page.pictures if tag == "img"]
+    drawn = (site / svg).read_text()
+    assert "1×28×29" in drawn  # the pinned shape on the input's edge
+
+
+def test_api_page_documents_the_public_surface(site: Path) -> None:
+    text = " ".join(_page(site / "api.html").text)
+    for name in ("load", "Graph", "RenderOptions", "LoadOptions", "set_display", "shapes",
+                 "render", "InputError"):
+        assert name in text

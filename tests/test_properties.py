@@ -1,0 +1,236 @@
+"""Property tests: random GraphDefs, hostile names included, through the whole pipeline.
+
+Hypothesis draws graphs whose names mix scopes, numbered siblings, duplicates, names that are
+also scopes and arbitrary Unicode (controls, markup, bidi marks), whose op types include the ones
+the model treats specially (while-loop ops, variables, calls without a library), and whose
+inputs include dangling names, control inputs, bad output indices and empty strings.  What must
+hold for every such graph:
+
+* every NodeDef becomes exactly one op of the model; a unique name is kept as it is, and a
+  duplicate is renamed with a warning;
+* every input string becomes exactly one edge at its slot, or a malformed-input warning;
+  every input naming no op adds a missing node and a warning;
+* the hierarchy holds every op exactly once, and aggregates every edge exactly once;
+* loading the written file either works or fails with our own error;
+* the SVG is well-formed, inert XML titled with the names; the DOT redraws with ``neato -n2``;
+  the HTML loads in headless Chromium with no page error.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile_inputs import (
+    HOSTILE_NAMES,
+    browser_session,
+    dot_problems,
+    graph_def,
+    node,
+    page_problems,
+    svg_problems,
+    svg_titles,
+    write_pb,
+)
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import graphviz_tb
+from graphviz_tb.errors import GraphvizTbError
+from graphviz_tb.hierarchy import Group, OpNode, build_hierarchy
+from graphviz_tb.model import CONTROL, build_model, parse_input
+from graphviz_tb.options import RenderOptions
+from graphviz_tb.render.dot import clean_text
+
+# --------------------------------------------------------------------------- strategies
+
+#: Protobuf strings are UTF-8, so any code point but a surrogate can be in a name.
+_ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
+_SEGMENTS = st.sampled_from([
+    "a", "b", "layer", "layer_1", "layer_2", "layer_3", "layer_4", "layer_5", "add", "add_1",
+    "add_2", "add_3", "add_4", "add_5", "conv", "dense", "x", "a (duplicate 2)", "^x", "x:0",
+    "", " ", "..",
+])
+_NAMES = st.one_of(
+    st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join),
+    st.sampled_from(HOSTILE_NAMES),
+    _ANY_TEXT,
+)
+_OPS = st.one_of(
+    st.sampled_from(["Identity", "Const", "Placeholder", "Add", "MatMul", "Relu", "NoOp",
+                     "NextIteration", "Merge", "Switch", "Enter", "Exit", "VariableV2",
+                     "VarHandleOp", "Assign", "AssignAdd", "ScatterUpdate",
+                     "StatefulPartitionedCall", "While", "If", "MergeSummary", ""]),
+    _ANY_TEXT,
+)
+_BAD_INPUTS = st.sampled_from(["", "^", "x:-1", "x:abc", ":0", "a:b:c", "^^x", "x:", "x:1:",
+                               "x: 1", "x:99999999999999999999"])
+
+
+def _inputs(names: list[str]) -> st.SearchStrategy[str]:
+    known = st.sampled_from(names)
+    return st.one_of(
+        known,
+        st.tuples(known, st.integers(0, 3)).map(lambda t: f"{t[0]}:{t[1]}"),
+        known.map(lambda n: f"^{n}"),
+        _NAMES,  # most often dangling
+        _BAD_INPUTS,
+    )
+
+
+@st.composite
+def graph_defs(draw: st.DrawFn, max_nodes: int = 24) -> Any:
+    """A GraphDef of 1 to ``max_nodes`` ops wired among themselves and to nothing."""
+    names = draw(st.lists(_NAMES, min_size=1, max_size=max_nodes))
+    if draw(st.booleans()):  # force duplicates now and then
+        names += draw(st.lists(st.sampled_from(names), max_size=3))
+    inputs = _inputs(names)
+    return graph_def(
+        node(name, draw(_OPS), draw(st.lists(inputs, max_size=4)))
+        for name in names
+    )
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def _effective(text: str) -> tuple[str, bool, bool]:
+    """What the model must make of one input string: (source op, control?, malformed?)."""
+    ref = parse_input(text)
+    return ref.node, ref.control, bool(ref.error) or ref.arg is not None
+
+
+_TRICKY = graph_def([node("a", "Const"), node("a", "Relu"), node("a (duplicate 2)", "Sigmoid"),
+                     node("user", "Identity", ["a (duplicate 2)", "a", "^ghost", "a:x"])])
+
+
+@settings(max_examples=300, deadline=None)
+@given(graph_defs())
+@example(_TRICKY)
+def test_every_nodedef_and_every_input_is_accounted_for(gd: Any) -> None:
+    model = build_model(gd)
+    g = model.graph
+    ops = [(n, d) for n, d in g.nodes(data=True) if d["role"] == "op"]
+    # Every NodeDef is exactly one op.
+    assert len(ops) == len(gd.node)
+    assert Counter((d["node_def"].name, d["node_def"].op) for _, d in ops) == Counter(
+        (nd.name, nd.op) for nd in gd.node)
+    # A name used once keeps it; each extra copy is renamed, with one warning each.
+    counts = Counter(nd.name for nd in gd.node)
+    for name, d in ops:
+        if counts[d["node_def"].name] == 1:
+            assert name == d["node_def"].name
+    assert model.warnings.count("duplicate op names") == len(gd.node) - len(counts)
+    # Every input is one edge at its slot, or a warning; names of no op become missing nodes.
+    # (A name used twice means its first op, which kept the name; a renamed copy's new name
+    # is an op's name too, so an input may name it.)
+    op_names = {name for name, _ in ops}
+    expected_edges = malformed = 0
+    missing = set()
+    for name, d in ops:
+        nd = d["node_def"]
+        for slot, text in enumerate(nd.input):
+            src, control, bad = _effective(text)
+            malformed += bad
+            into_slot = [(u, k) for u, _, k in g.in_edges(name, keys=True) if k == slot]
+            if bad and not src:
+                assert into_slot == [], (name, text)
+                continue
+            expected_edges += 1
+            if src not in op_names:
+                missing.add(src)
+                assert g.nodes[src]["role"] == "missing"
+            assert into_slot == [(src, slot)], (name, text, into_slot)
+            assert (g.edges[src, name, slot]["kind"] == CONTROL) == control
+    assert g.number_of_edges() == expected_edges
+    assert model.warnings.count("malformed inputs") == malformed
+    assert model.warnings.count("inputs that name no op") == len(missing)
+    assert sum(1 for _, r in g.nodes(data="role") if r == "missing") == len(missing)
+
+
+@settings(max_examples=150, deadline=None)
+@given(graph_defs(), st.booleans(), st.booleans())
+def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: bool) -> None:
+    model = build_model(gd)
+    h = build_hierarchy(model, RenderOptions(series=series, prefix_groups=prefix, series_min=2))
+    members = list(h.root.walk())
+    drawn = [m.name for m in members if isinstance(m, OpNode)]
+    assert sorted(drawn) == sorted(model.graph.nodes)
+    for m in members:  # parents and depths agree with the tree
+        assert m.parent is not None and m in m.parent.children
+        assert m.depth == m.parent.depth + 1
+    aggregated = [e for grp in h.all_groups() for agg in grp.edges.values() for e in agg.edges]
+    assert sorted(aggregated) == sorted(model.graph.edges(keys=True))
+    for grp in h.all_groups():
+        for (a, b), agg in grp.edges.items():
+            assert a.parent is grp and b.parent is grp
+            assert agg.total == len(agg.edges)
+        assert grp.template is not None
+    assert all(isinstance(g, Group) for g in h.groups.values())
+
+
+@settings(max_examples=60, deadline=None)
+@given(graph_defs())
+def test_a_written_graph_loads_or_fails_with_our_error(gd: Any) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = write_pb(Path(d) / "g.pb", gd)
+        try:
+            graph = graphviz_tb.load(str(path))
+        except GraphvizTbError as exc:
+            assert str(path) in str(exc)
+            return
+        assert graph.model.top_level_nodes == len(gd.node)
+        assert graph.info()["nodes"] == len(gd.node)
+
+
+# --------------------------------------------------------------------------- the outputs
+
+_RENDER_OPTIONS = st.builds(
+    RenderOptions,
+    expand_all=st.just(True),
+    color_by=st.sampled_from(["structure", "op", "device", "dtype", "none"]),
+    rankdir=st.sampled_from(["BT", "TB", "LR", "RL"]),
+    series=st.booleans(),
+    aux=st.booleans(),
+    title=st.one_of(st.none(), _NAMES.filter(bool)),
+    theme=st.sampled_from(["light", "dark"]),
+)
+
+
+@pytest.mark.dot
+@settings(max_examples=30, deadline=None)
+@given(graph_defs(max_nodes=16), _RENDER_OPTIONS)
+def test_svg_is_well_formed_and_names_every_op(gd: Any, options: RenderOptions) -> None:
+    graph = graphviz_tb.load(gd)
+    svg = graph.render(format="svg", options=options)
+    assert isinstance(svg, str)
+    data = svg.encode("utf-8")
+    assert svg_problems(data) == []
+    assert sorted(svg_titles(data, "op")) == sorted(clean_text(n) for n in graph.model.graph)
+
+
+@pytest.mark.dot
+@settings(max_examples=30, deadline=None)
+@given(graph_defs(max_nodes=16), _RENDER_OPTIONS)
+def test_dot_redraws_with_neato(gd: Any, options: RenderOptions) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "g.dot"
+        graphviz_tb.load(gd).render(path, options=options)
+        assert dot_problems(path) == []
+
+
+browser = pytest.fixture(scope="module")(browser_session)
+
+
+@pytest.mark.browser
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(graph_defs(max_nodes=16), _RENDER_OPTIONS)
+def test_html_loads_without_page_errors(browser: Any, gd: Any, options: RenderOptions) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "g.html"
+        graphviz_tb.load(gd).render(path, options=options)
+        assert page_problems(browser, path) == []
