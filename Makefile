@@ -48,11 +48,11 @@ demo: $(VENV)/.stamp-install $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz
 	@mkdir -p $(OUT)
 	@for s in $(SAMPLES); do \
-	  name=$$(echo "$$s" | sed -e 's|^samples/||' -e 's|/|_|g' -e 's|\.[a-z]*$$||'); \
+	  name=$$(echo "$$s" | sed -e 's|^samples/||' -e 's|[/.]|_|g'); \
 	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.svg" || exit 1; \
 	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.html" || exit 1; \
 	done
-	@echo "open $(OUT)/*.svg"
+	@echo "open $(OUT)/*.svg (static) or $(OUT)/*.html (interactive)"
 
 test: $(VENV)/.stamp-test $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium

@@ -522,3 +522,53 @@ def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: P
     assert open_groups
     for name in ["", *open_groups]:
         assert page.js("(n) => window.tbgraph.dot(n)", name) in asked, name
+
+
+def test_trace_goes_through_function_bodies(open_page: Any, tmp_path: Path) -> None:
+    """TF2 control flow: the loop's and the branch's bodies are function groups, and the trace
+    from the input runs through them to the result."""
+    sample = REPO / "samples" / "control_flow_v2.pb"
+    if not sample.exists():
+        pytest.skip("samples/control_flow_v2.pb is not there yet")
+    path = tmp_path / "cf.html"
+    graphviz_tb.load(str(sample)).render(path)
+    page = open_page(path)
+    page.js("window.tbgraph.expand('loop/body')")
+    page.js("window.tbgraph.expand('branch/then')")
+    lit = set(page.js("window.tbgraph.traceOutputs('x')"))
+    assert {"loop", "loop/body", "branch", "branch/then", "total"} <= lit
+    assert any(n.startswith("loop/body/") for n in lit)
+    page.js("window.tbgraph.select('loop')")
+    details = page.page.locator("aside.details").inner_text()
+    assert "function" in details
+
+
+def test_works_inside_a_sandboxed_iframe(browser: Any, pages: dict[str, Path],
+                                         tmp_path: Path) -> None:
+    """As Jupyter and the docs embed it: a sandboxed iframe (scripts, downloads, nothing else)."""
+    from graphviz_tb.jupyter import srcdoc_iframe
+
+    parent = tmp_path / "notebook.html"
+    page_text = pages["demo"].read_text(encoding="utf-8")
+    parent.write_text("<!DOCTYPE html><html><body>" + srcdoc_iframe(page_text)
+                      + f'<iframe src="{pages["demo"].resolve().as_uri()}" '
+                      'sandbox="allow-scripts allow-downloads"></iframe></body></html>',
+                      encoding="utf-8")
+    errors: list[str] = []
+    page = browser.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    try:
+        page.goto(parent.as_uri())
+        frames = page.frames[1:]
+        assert len(frames) == 2
+        for frame in frames:
+            end = time.monotonic() + 20
+            while not frame.evaluate("!!(window.tbgraph && window.tbgraph.ready)"):
+                assert time.monotonic() < end, "the framed viewer never got ready"
+                time.sleep(0.05)
+            assert frame.evaluate("window.tbgraph.expand('gradients')") is True
+            assert "gradients/Fill" in frame.evaluate("window.tbgraph.visibleNodes()")
+        assert errors == []
+    finally:
+        page.close()

@@ -61,9 +61,13 @@ def _esc_multiline(lines: list[str]) -> str:
 
 
 def _html(text: str) -> str:
-    """Text escaped for an HTML-like label; never empty, because Graphviz rejects an empty
-    ``<FONT></FONT>`` or ``<B></B>`` as a syntax error (an op with no name or no type)."""
-    return html.escape(text, quote=True) or " "
+    """Text escaped for an HTML-like label.
+
+    Never empty, because Graphviz rejects an empty ``<FONT></FONT>`` or ``<B></B>`` as a syntax
+    error (an op with no name or no type); and ``]`` as a character reference, because Graphviz
+    2.43 rejects a text of only ``]`` or ``]]`` too (found by the property tests).
+    """
+    return html.escape(text, quote=True).replace("]", "&#93;") or " "
 
 
 @dataclass

@@ -246,10 +246,13 @@ class _Builder:
             cols["dev"].append(dev_i[data["device"] or "(no device)"])
             cols["dt"].append(dt_i[op_dtype[m]])
             cols["nops"].append(1)
+            # Interned: most ops share their attributes and outputs with others.  (repr of
+            # a dict of plain values is deterministic, and cheaper than JSON as a key.)
             decoded = self.model.attrs(m.name)
-            cols["attr"].append(attrs(_json(decoded), decoded) if decoded else -1)
-            infos = [[o.dtype, format_shape(o) or None] for o in self.model.op_outputs(m.name)]
-            cols["out"].append(outs(_json(infos), infos) if infos else -1)
+            cols["attr"].append(attrs(repr(decoded), decoded) if decoded else -1)
+            infos = tuple((o.dtype, format_shape(o) or None)
+                          for o in self.model.op_outputs(m.name))
+            cols["out"].append(outs(infos) if infos else -1)
             if data.get("calls"):
                 calls[i] = list(data["calls"])
             extra = []

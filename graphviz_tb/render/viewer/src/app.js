@@ -46,6 +46,12 @@ export class App {
     return true;
   }
 
+  // Whether the group holding i is drawn open (so i itself is drawn).
+  isOpenParent(i) {
+    const p = this.g.parent[i];
+    return p >= 0 && (p === 0 || this.isOpen(p));
+  }
+
   isDrawn(i) {
     return this.scene !== null && this.scene.index.has(i);
   }

@@ -470,11 +470,6 @@ class UI {
   }
 }
 
-App.prototype.isOpenParent = function isOpenParent(i) {
-  const p = this.g.parent[i];
-  return p >= 0 && (p === 0 || this.isOpen(p));
-};
-
 function fail(root, message) {
   root.replaceChildren(h("div", { class: "fatal" }, message));
   window.tbgraph = { ready: false, error: message };
