@@ -9,6 +9,7 @@ nothing, and a changed model is drawn again.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -35,7 +36,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
 def _need(module: str) -> Any:
     """The module, or a skip on a developer machine; in CI a missing one is a failure."""
     if os.environ.get("CI"):
-        return __import__(module)
+        return importlib.import_module(module)
     return pytest.importorskip(module)
 
 
@@ -242,8 +243,8 @@ def _sphinx_project(root: Path) -> Path:
 def _sphinx_build(root: Path) -> subprocess.CompletedProcess[str]:
     _need("sphinx")
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-j", "auto", "-b", "html",
-         str(root), str(root / "_build")],
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "--no-color", "-j", "auto",
+         "-b", "html", str(root), str(root / "_build")],
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
