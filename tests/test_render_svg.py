@@ -199,3 +199,28 @@ def test_function_calls_open_into_bodies() -> None:
         name.endswith("/else") for name in kinds)
     assert all("function" in kinds[n] for n in kinds if n.endswith(("/body", "/then")))
     assert_no_overlaps(root)
+
+
+def test_recursive_functions_are_cut_with_a_visible_marker(tmp_path: Path) -> None:
+    from tensorboard.compat.proto import graph_pb2
+
+    g = graph_pb2.GraphDef()
+    x = g.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = 1
+    call = g.node.add(name="call", op="StatefulPartitionedCall", input=["x"])
+    call.attr["f"].func.name = "f"
+    f = g.library.function.add()
+    f.signature.name = "f"
+    f.signature.input_arg.add(name="a", type=1)
+    f.signature.output_arg.add(name="out", type=1)
+    inner = f.node_def.add(name="again", op="StatefulPartitionedCall", input=["a"])
+    inner.attr["f"].func.name = "f"
+    f.ret["out"] = "again:output:0"
+    path = tmp_path / "recursive.pb"
+    path.write_bytes(g.SerializeToString())
+    graph = graphviz_tb.load(path)
+    assert any("recursively" in w for w in graph.model.warnings.lines())
+    root = parse(graph.render(expand_all=True))
+    cut = node_groups(root, "recursion-cut")
+    assert list(cut) == ["call/again"]
+    assert len(list(cut["call/again"].iter("{http://www.w3.org/2000/svg}ellipse"))) == 2

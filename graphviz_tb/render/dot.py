@@ -64,10 +64,11 @@ def _html(text: str) -> str:
     """Text escaped for an HTML-like label.
 
     Never empty, because Graphviz rejects an empty ``<FONT></FONT>`` or ``<B></B>`` as a syntax
-    error (an op with no name or no type); and ``]`` as a character reference, because Graphviz
-    2.43 rejects a text of only ``]`` or ``]]`` too (found by the property tests).
+    error (an op with no name or no type), nor only tabs; and ``]`` as a character reference,
+    because Graphviz 2.43 rejects a text of only ``]`` or ``]]`` too (found by the property
+    tests and a fuzz of every character up to U+024F).
     """
-    return html.escape(text, quote=True).replace("]", "&#93;") or " "
+    return html.escape(text.replace("\t", " "), quote=True).replace("]", "&#93;") or " "
 
 
 @dataclass
@@ -176,6 +177,8 @@ def _classes(m: Member, expanded: bool, h: Hierarchy) -> str:
             extra.append(m.role)
         if data.get("shape_error"):
             extra.append("shape-error")
+        if data.get("recursion_cut"):
+            extra.append("recursion-cut")
         return " ".join(extra)
     assert isinstance(m, Group)
     base = "series" if m.kind == "series" else "group"
@@ -317,6 +320,8 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
         if data is not None and (data["role"] == "missing" or data.get("shape_error")):
             attrs.append(f"color=\"{theme['missing']}\"")
             attrs.append("penwidth=2")
+        if data is not None and data.get("recursion_cut"):
+            attrs.append("peripheries=2")  # a recursive call left closed: a double outline
         out.append(f"{node_id} [{', '.join(attrs)}];")
     if legend:
         table, lw, lh = legend
