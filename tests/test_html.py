@@ -1,10 +1,11 @@
 """The interactive HTML viewer, driven in real headless Chromium.
 
-Each test renders a graph TensorFlow made (the TF1 MNIST training sample, or a TensorBoard demo
-graph from the corpus) with ``tbgraph``'s HTML renderer, opens the file from ``file://`` in
-Debian's ``chromium`` through Playwright, and uses the page as a person or a script would:
-through ``window.tbgraph`` and the drawn elements.  Every page load fails the test if a request
-leaves the page, a dialog opens, or a script error is reported.
+Each test renders a graph TensorFlow made (the project's own samples in ``samples/``: mostly the
+TF1 MNIST training graph; the TF2 control-flow and Keras CNN graphs for function bodies) with
+``tbgraph``'s HTML renderer, opens the file from ``file://`` in Debian's ``chromium`` through
+Playwright, and uses the page as a person or a script would: through ``window.tbgraph`` and the
+drawn elements.  Every page load fails the test if a request leaves the page, a dialog opens, or
+a script error is reported.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from graphviz_tb.render import html as html_mod
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
-DEMO = CORPUS / "tensorboard-graph-plugin" / "tf_graph_demo_graph.pbtxt"
-MNIST = REPO / "samples" / "mnist_tf1.pb"
+SAMPLES = REPO / "samples"
+MNIST = SAMPLES / "mnist_tf1.pb"
+CONTROL_FLOW_V2 = SAMPLES / "control_flow_v2.pb"
+KERAS_CNN = SAMPLES / "keras_cnn.pb"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "</script>",
@@ -57,16 +59,12 @@ def browser() -> Any:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """HTML files of the demo graph, the MNIST sample (when present) and a hostile graph."""
+    """HTML files of the MNIST training sample and of a hostile graph."""
     _bundle_or_fail()
     out = tmp_path_factory.mktemp("html")
     files = {}
-    demo = graphviz_tb.load(str(DEMO))
-    files["demo"] = out / "demo.html"
-    demo.render(files["demo"])
-    if MNIST.exists():
-        files["mnist"] = out / "mnist.html"
-        graphviz_tb.load(str(MNIST)).render(files["mnist"])
+    files["mnist"] = out / "mnist.html"
+    graphviz_tb.load(str(MNIST)).render(files["mnist"])
     files["hostile"] = out / "hostile.html"
     _hostile_graph().render(files["hostile"], title=HOSTILE[0], expand_all=True)
     return files
@@ -200,7 +198,7 @@ def _inside(boxes: list[dict[str, Any]]) -> list[str]:
 
 
 def test_page_is_one_offline_file(pages: dict[str, Path]) -> None:
-    text = pages["demo"].read_text(encoding="utf-8")
+    text = pages["mnist"].read_text(encoding="utf-8")
     csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', text)
     assert csp, "no Content-Security-Policy"
     policy = csp.group(1)
@@ -224,7 +222,7 @@ def test_hostile_names_cannot_close_the_data_script(pages: dict[str, Path]) -> N
 
 def test_missing_bundle_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(html_mod, "VIEWER_DIR", tmp_path)
-    graph = graphviz_tb.load(str(DEMO))
+    graph = graphviz_tb.load(str(MNIST))
     with pytest.raises(GraphvizTbError, match="make viewer"):
         graph.render(format="html")
 
@@ -234,7 +232,7 @@ def test_embedded_layout_matches_the_static_picture() -> None:
     from graphviz_tb.options import RenderOptions
     from graphviz_tb.render.scene import build_scene
 
-    graph = graphviz_tb.load(str(DEMO))
+    graph = graphviz_tb.load(str(MNIST))
     options = RenderOptions(depth=2)
     data = html_mod.build_data(graph, options)
     _, scene = build_scene(graph, options)
@@ -259,10 +257,10 @@ def _names(data: dict[str, Any]) -> list[str]:
 
 
 def test_page_is_ready_and_draws_the_top_level(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
+    page = open_page(pages["mnist"])
     assert page.ready_s < 5
     visible = page.visible()
-    graph = graphviz_tb.load(str(DEMO))
+    graph = graphviz_tb.load(str(MNIST))
     top = {m.name for m in graph.hierarchy().root.children}
     assert set(visible) == top
     drawn = page.js("[...document.querySelectorAll('[data-node]')]"
@@ -271,43 +269,50 @@ def test_page_is_ready_and_draws_the_top_level(open_page: Any, pages: dict[str, 
 
 
 def test_expanding_adds_members_without_overlap(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
+    page = open_page(pages["mnist"])
     before = set(page.visible())
-    assert "gradients" in before
-    assert page.js("window.tbgraph.expand('gradients')") is True
+    assert "train" in before
+    assert page.js("window.tbgraph.expand('train')") is True
     after = set(page.visible())
     members = {n for n in after - before}
-    assert "gradients/Fill" in members and "gradients/add_grad" in members
+    assert {"train/gradients", "train/minimize", "train/beta1_power",
+            "train/beta2_power"} <= members
     assert before <= after
     # One level deeper: the group's ancestors are laid out again around it.
-    page.js("window.tbgraph.expand('gradients/add_grad')")
-    assert "gradients/add_grad/BroadcastGradientArgs" in page.visible()
+    assert page.js("window.tbgraph.expand('train/gradients')") is True
+    deeper = set(page.visible())
+    assert {"train/gradients/fc2", "train/gradients/dropout", "train/gradients/loss",
+            "train/gradients/conv1"} <= deeper - after
+    assert after <= deeper
+    # Three levels further down at once: every closed ancestor opens with it.
+    page.js("window.tbgraph.expand('train/gradients/dropout/dropout/SelectV2_grad')")
+    visible = page.visible()
+    assert "train/gradients/dropout/dropout" in visible
+    assert "train/gradients/dropout/dropout/SelectV2_grad/BroadcastGradientArgs" in visible
     boxes = page.js("window.tbgraph.boxes()")
     assert _overlaps(boxes) == []
     assert _inside(boxes) == []
     # The drawn elements follow: every visible node has its element.
-    assert page.js("document.querySelectorAll('[data-node=\"gradients/add_grad/Sum\"]')"
+    assert page.js("document.querySelectorAll("
+                   "'[data-node=\"train/gradients/dropout/dropout/SelectV2_grad/Sum\"]')"
                    ".length") == 1
     # Collapsing gives the members back.
-    page.js("window.tbgraph.collapse('gradients')")
+    page.js("window.tbgraph.collapse('train')")
     assert set(page.visible()) == before
     assert _overlaps(page.js("window.tbgraph.boxes()")) == []
 
 
 def test_double_click_expands_in_place(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
+    page = open_page(pages["mnist"])
     page.js("window.tbgraph.fit()")
-    node = page.page.locator('[data-node="GradientDescent"] > .shape')
+    node = page.page.locator('[data-node="train"] > .shape')
     node.dblclick()
-    page.wait(
-        "window.tbgraph.visibleNodes().includes('GradientDescent/learning_rate')")
+    page.wait("window.tbgraph.visibleNodes().includes('train/minimize')")
     assert _overlaps(page.js("window.tbgraph.boxes()")) == []
 
 
 def test_trace_inputs_of_accuracy_reaches_inputs_not_optimizer(
         open_page: Any, pages: dict[str, Path]) -> None:
-    if "mnist" not in pages:
-        pytest.skip("samples/mnist_tf1.pb is not there yet")
     page = open_page(pages["mnist"])
     page.js("window.tbgraph.expand('input')")
     lit = page.js("window.tbgraph.traceInputs('accuracy')")
@@ -324,32 +329,43 @@ def test_trace_inputs_of_accuracy_reaches_inputs_not_optimizer(
 
 def test_trace_passes_through_collapsed_groups_and_control_switch(
         open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
-    lit = page.js("window.tbgraph.traceInputs('GradientDescent')")
-    # GradientDescent's updates depend on the gradients, which depend on the forward pass.
-    assert {"GradientDescent", "gradients", "SoftmaxCrossEntropyWithLogits"} <= set(lit)
-    full = len(page.js("window.tbgraph.traceInputs('gradients/MatMul_grad/tuple/group_deps')"))
+    page = open_page(pages["mnist"])
+    page.js("window.tbgraph.expand('train')")
+    lit = set(page.js("window.tbgraph.traceInputs('train/minimize')"))
+    # Adam's updates depend on the gradients, which depend on the loss, the forward pass and
+    # the labels: all of them collapsed groups the trace goes through.
+    assert {"train/minimize", "train/gradients", "loss", "fc2", "fc1", "conv1",
+            "input"} <= lit, lit
+    assert not lit & {"accuracy", "merged_summaries", "save", "init"}, lit
+    group_deps = "train/gradients/fc2/MatMul_grad/tuple/group_deps"  # control inputs only
+    full = page.js("(n) => window.tbgraph.traceInputs(n)", group_deps)
+    assert "train/gradients/fc2/MatMul_grad/MatMul" in full
+    checked = page.js("window.tbgraph.traceInputs('input/checked_x')")
+    assert "input/pixels_non_negative" in checked  # the control dependency on the assert
     page.js("window.tbgraph.setTraceControl(false)")
-    without = page.js("window.tbgraph.traceInputs('gradients/MatMul_grad/tuple/group_deps')")
-    assert len(without) < full
+    without = page.js("(n) => window.tbgraph.traceInputs(n)", group_deps)
+    assert len(without) < len(full)
+    assert "train/gradients/fc2/MatMul_grad/MatMul" not in without
+    checked = page.js("window.tbgraph.traceInputs('input/checked_x')")
+    assert "input/x" in checked and "input/pixels_non_negative" not in checked
     page.js("window.tbgraph.setTraceControl(true)")
 
 
 def test_search_finds_ops_and_jumping_opens_groups(open_page: Any,
                                                    pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
+    page = open_page(pages["mnist"])
+    target = "train/gradients/dropout/dropout/SelectV2_grad/BroadcastGradientArgs"
     hits = page.js("window.tbgraph.search('BroadcastGradientArgs')")
-    assert "gradients/add_grad/BroadcastGradientArgs" in hits
+    assert target in hits
     by_type = page.js("window.tbgraph.search('op:MatMul')")
-    assert "MatMul" in by_type and "gradients/MatMul_grad/MatMul" in by_type
+    assert {"fc1/MatMul", "fc2/MatMul", "train/gradients/fc1/MatMul_grad/MatMul"} <= set(by_type)
     assert page.js("window.tbgraph.search('no such thing at all')") == []
     # Typing in the search box offers completions; Enter jumps there, opening its groups.
     box = page.page.locator("header input[type=search]")
     box.fill("BroadcastGradientArgs")
     page.page.wait_for_selector(".completions.open li")
     box.press("Enter")
-    page.wait("window.tbgraph.visibleNodes()"
-                                ".includes('gradients/add_grad/BroadcastGradientArgs')")
+    page.wait(f"window.tbgraph.visibleNodes().includes('{target}')")
     details = page.page.locator("aside.details")
     assert "BroadcastGradientArgs" in details.inner_text()
     assert _overlaps(page.js("window.tbgraph.boxes()")) == []
@@ -357,33 +373,37 @@ def test_search_finds_ops_and_jumping_opens_groups(open_page: Any,
 
 def test_details_panel_lists_inputs_and_links_neighbours(open_page: Any,
                                                          pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
-    page.js("window.tbgraph.select('gradients/MatMul_grad/MatMul')")
+    page = open_page(pages["mnist"])
+    page.js("window.tbgraph.select('train/gradients/fc1/MatMul_grad/MatMul')")
     text = page.page.locator("aside.details").inner_text()
     assert "MatMul" in text and "transpose_b" in text
-    assert "hidden_weights/read" in text and "float32 784×100" in text
+    assert "fc1/weights/read" in text and "float32 3136×1024" in text
     assert "CONTROL DEPENDENTS" in text.upper()
-    page.page.locator("aside.details button.link", has_text="hidden_weights/read").click()
-    page.wait("window.tbgraph.visibleNodes().includes('hidden_weights/read')")
+    assert "train/gradients/fc1/MatMul_grad/tuple/group_deps" in text
+    page.page.locator("aside.details button.link", has_text="fc1/weights/read").click()
+    page.wait("window.tbgraph.visibleNodes().includes('fc1/weights/read')")
 
 
 def test_view_state_lives_in_the_url(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
-    page.js("window.tbgraph.expand('gradients')")
-    page.js("window.tbgraph.traceInputs('gradients/Fill')")
+    page = open_page(pages["mnist"])
+    page.js("window.tbgraph.expand('train/gradients')")
+    page.js("window.tbgraph.traceInputs('train/gradients/zeros_like')")
     page.js("window.tbgraph.setColorBy('op')")
     page.wait("location.hash.includes('t=in')")
     state = page.js("location.hash")
     visible = sorted(page.visible())
-    again = open_page(pages["demo"], state)
+    again = open_page(pages["mnist"], state)
     assert sorted(again.visible()) == visible
-    assert again.js("document.querySelector('[data-node=\"gradients/Fill\"]')"
+    assert "train/gradients/zeros_like" in visible
+    assert again.js("document.querySelector('[data-node=\"train/gradients/zeros_like\"]')"
                     ".classList.contains('trace-root')")
     assert again.js("document.querySelector('header select').value") == "op"
 
 
 def test_colour_by_theme_aux_and_export(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
+    page = open_page(pages["mnist"])
+    # The legend names the op types of the drawn ops: open fc1 to draw its MatMul.
+    assert page.js("window.tbgraph.expand('fc1')") is True
     page.js("window.tbgraph.setColorBy('op')")
     legend = page.page.locator(".legend").inner_text()
     assert "op type" in legend and "MatMul" in legend
@@ -392,14 +412,15 @@ def test_colour_by_theme_aux_and_export(open_page: Any, pages: dict[str, Path]) 
     assert page.js("window.tbgraph.setAux(false)") is True
     assert _overlaps(page.js("window.tbgraph.boxes()")) == []
     svg = page.js("window.tbgraph.exportSvg()")
-    assert svg.startswith("<?xml") and 'data-node="gradients"' in svg
+    assert svg.startswith("<?xml") and 'data-node="train"' in svg
+    assert 'data-node="fc1/MatMul"' in svg
     import xml.dom.minidom
 
     xml.dom.minidom.parseString(svg.encode("utf-8"))
     assert page.js("window.tbgraph.exportPng()") > 1000
     with page.page.expect_download() as download:
         page.page.locator("header button", has_text="SVG").click()
-    assert download.value.suggested_filename == "tf_graph_demo_graph.svg"
+    assert download.value.suggested_filename == "mnist_tf1.svg"
 
 
 def test_hostile_names_show_as_text_and_run_nothing(open_page: Any,
@@ -485,17 +506,17 @@ def test_a_layout_that_takes_too_long_is_stopped(open_page: Any, wide_page: Path
 
 
 def test_keyboard_shortcuts(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["demo"])
-    page.js("window.tbgraph.select('gradients')")
+    page = open_page(pages["mnist"])
+    page.js("window.tbgraph.select('train')")
     page.page.locator("svg.canvas").focus()
     page.page.keyboard.press("+")
-    page.wait("window.tbgraph.visibleNodes().includes('gradients/Fill')")
+    page.wait("window.tbgraph.visibleNodes().includes('train/gradients')")
     page.page.keyboard.press("t")
     page.wait("document.querySelector('svg.canvas').classList.contains('tracing')")
     page.page.keyboard.press("Escape")
     page.wait("!document.querySelector('svg.canvas').classList.contains('tracing')")
     page.page.keyboard.press("-")
-    page.wait("!window.tbgraph.visibleNodes().includes('gradients/Fill')")
+    page.wait("!window.tbgraph.visibleNodes().includes('train/gradients')")
     page.page.keyboard.press("/")
     assert page.js("document.activeElement.type") == "search"
 
@@ -505,7 +526,6 @@ def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: P
     """Same DOT per group in the page as in the static render: the looks cannot drift."""
     from graphviz_tb import layout
 
-    source = MNIST if MNIST.exists() else DEMO
     asked: list[str] = []
     real = layout._layout_all
 
@@ -515,7 +535,7 @@ def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: P
 
     monkeypatch.setattr(layout, "_layout_all", spy)
     path = tmp_path / "depth2.html"
-    graph = graphviz_tb.load(str(source))
+    graph = graphviz_tb.load(str(MNIST))
     graph.render(path, depth=2)
     page = open_page(path)
     open_groups = [b["name"] for b in page.js("window.tbgraph.boxes()") if b["open"]]
@@ -527,11 +547,8 @@ def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: P
 def test_trace_goes_through_function_bodies(open_page: Any, tmp_path: Path) -> None:
     """TF2 control flow: the loop's and the branch's bodies are function groups, and the trace
     from the input runs through them to the result."""
-    sample = REPO / "samples" / "control_flow_v2.pb"
-    if not sample.exists():
-        pytest.skip("samples/control_flow_v2.pb is not there yet")
     path = tmp_path / "cf.html"
-    graphviz_tb.load(str(sample)).render(path)
+    graphviz_tb.load(str(CONTROL_FLOW_V2)).render(path)
     page = open_page(path)
     page.js("window.tbgraph.expand('loop/body')")
     page.js("window.tbgraph.expand('branch/then')")
@@ -543,15 +560,36 @@ def test_trace_goes_through_function_bodies(open_page: Any, tmp_path: Path) -> N
     assert "function" in details
 
 
+def test_trace_inputs_go_back_through_a_function_body(open_page: Any, tmp_path: Path) -> None:
+    """TF2 Keras: the model is the body of the function a ``StatefulPartitionedCall`` runs; the
+    inputs of the served output run back through the body's layers (its ``_Retval``, the layer
+    groups, its ``_Arg``) to the ``images`` placeholder, by data edges alone."""
+    path = tmp_path / "keras.html"
+    graphviz_tb.load(str(KERAS_CNN)).render(path)
+    page = open_page(path)
+    assert page.js("window.tbgraph.expand('StatefulPartitionedCall/keras_cnn_1')") is True
+    body = "StatefulPartitionedCall/keras_cnn_1/"
+    layers = {body + layer for layer in ("conv_a_1", "pool_a_1", "conv_b_1", "pool_b_1",
+                                         "flatten_1", "logits_1")}
+    assert layers <= set(page.visible())
+    page.js("window.tbgraph.setTraceControl(false)")
+    lit = set(page.js("window.tbgraph.traceInputs('Identity')"))
+    assert {"Identity", "StatefulPartitionedCall/identity", "StatefulPartitionedCall/images",
+            "images"} | layers <= lit, lit
+    assert "NoOp" not in lit  # Identity waits for it by a control edge only
+    page.js("window.tbgraph.setTraceControl(true)")
+    assert "NoOp" in page.js("window.tbgraph.traceInputs('Identity')")
+
+
 def test_works_inside_a_sandboxed_iframe(browser: Any, pages: dict[str, Path],
                                          tmp_path: Path) -> None:
     """As Jupyter and the docs embed it: a sandboxed iframe (scripts, downloads, nothing else)."""
     from graphviz_tb.jupyter import srcdoc_iframe
 
     parent = tmp_path / "notebook.html"
-    page_text = pages["demo"].read_text(encoding="utf-8")
+    page_text = pages["mnist"].read_text(encoding="utf-8")
     parent.write_text("<!DOCTYPE html><html><body>" + srcdoc_iframe(page_text)
-                      + f'<iframe src="{pages["demo"].resolve().as_uri()}" '
+                      + f'<iframe src="{pages["mnist"].resolve().as_uri()}" '
                       'sandbox="allow-scripts allow-downloads"></iframe></body></html>',
                       encoding="utf-8")
     errors: list[str] = []
@@ -567,8 +605,8 @@ def test_works_inside_a_sandboxed_iframe(browser: Any, pages: dict[str, Path],
             while not frame.evaluate("!!(window.tbgraph && window.tbgraph.ready)"):
                 assert time.monotonic() < end, "the framed viewer never got ready"
                 time.sleep(0.05)
-            assert frame.evaluate("window.tbgraph.expand('gradients')") is True
-            assert "gradients/Fill" in frame.evaluate("window.tbgraph.visibleNodes()")
+            assert frame.evaluate("window.tbgraph.expand('train')") is True
+            assert "train/gradients" in frame.evaluate("window.tbgraph.visibleNodes()")
         assert errors == []
     finally:
         page.close()
