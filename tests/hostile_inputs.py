@@ -75,6 +75,8 @@ HOSTILE_NAMES: tuple[str, ...] = (
     "new\nline",
     "carriage\rreturn\r\n",
     "tab\there",
+    "\t",  # Graphviz rejects a label of only tabs
+    "]",  # ... or of only "]" (found by the property tests)
     "nul\x00bell\x07esc\x1b[2J\x1b]0;title\x07del\x7f",
     "c1\x85\x9b31m",
     "日本語の層",

@@ -52,7 +52,7 @@ _ANY_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
 _SEGMENTS = st.sampled_from([
     "a", "b", "layer", "layer_1", "layer_2", "layer_3", "layer_4", "layer_5", "add", "add_1",
     "add_2", "add_3", "add_4", "add_5", "conv", "dense", "x", "a (duplicate 2)", "^x", "x:0",
-    "", " ", "..",
+    "", " ", "..", "init", "save", "global_step",  # auxiliary by name: drawn aside, with stubs
 ])
 _NAMES = st.one_of(
     st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join),
@@ -200,9 +200,17 @@ _RENDER_OPTIONS = st.builds(
 )
 
 
+#: Auxiliary nodes (stubs) coloured by device crashed the DOT writer (found by a long run).
+_OPS8 = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]  # not a series
+_AUX = graph_def([*(node(n, "Relu", _OPS8[i - 1:i]) for i, n in enumerate(_OPS8)),
+                  node("init", "NoOp", [f"^{n}" for n in _OPS8])])
+
+
 @pytest.mark.dot
 @settings(max_examples=30, deadline=None)
 @given(graph_defs(max_nodes=16), _RENDER_OPTIONS)
+@example(_AUX, RenderOptions(expand_all=True, color_by="device"))
+@example(graph_def([node("]", "\t")]), RenderOptions(title="]"))
 def test_svg_is_well_formed_and_names_every_op(gd: Any, options: RenderOptions) -> None:
     graph = graphviz_tb.load(gd)
     svg = graph.render(format="svg", options=options)

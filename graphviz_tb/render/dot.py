@@ -110,7 +110,7 @@ class _Styler:
                 outs = model.op_outputs(m.name)
                 return (outs[0].dtype if outs else None) or "(unknown)"
             return None
-        if mode == "device":
+        if mode == "device" and isinstance(m, Group):  # not a Stub: it has no colour key
             devices = Counter(model.graph.nodes[o.name]["device"] or "(no device)"
                               for o in _sample_ops(m))
             return devices.most_common(1)[0][0] if devices else None
