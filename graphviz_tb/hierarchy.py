@@ -39,6 +39,9 @@ __all__ = [
 
 #: A group with more children than this is split by shared name prefix (Keras 3 flat names).
 PREFIX_SPLIT_THRESHOLD = 12
+#: A group with more children than this is split into sections of ``SECTION_SIZE``.
+SECTION_LIMIT = 400
+SECTION_SIZE = 200
 _NUMBERED = re.compile(r"^(.*?)(_?)(\d+)$")
 
 
@@ -112,7 +115,8 @@ class AggEdge:
 
 @dataclass(eq=False)
 class Group(Member):
-    """A collapsible group: ``root``, ``scope``, ``function``, ``prefix`` or ``series``."""
+    """A collapsible group: ``root``, ``scope``, ``function``, ``prefix``, ``series`` or
+    ``section`` (a slice of an oversized group)."""
 
     kind: str = "scope"
     children: list[Member] = field(default_factory=list, repr=False)
@@ -446,14 +450,31 @@ def _count_ops(h: Hierarchy) -> None:
         )
 
 
-def build_hierarchy(
-    model: GraphModel, options: RenderOptions | None = None, *, structure: bool = True
-) -> Hierarchy:
+def _sections(h: Hierarchy) -> None:
+    """Split any group with more than ``SECTION_LIMIT`` children into sections of
+    ``SECTION_SIZE``, in name order, so that opening it never hands Graphviz one flat layout of
+    thousands of nodes (20,000 flat children take minutes; 100 sections of 200 take seconds)."""
+    for group in list(h.all_groups()):
+        if len(group.children) <= SECTION_LIMIT:
+            continue
+        ordered = sorted(group.children, key=lambda m: (not isinstance(m, Group), m.name))
+        sections = []
+        for start in range(0, len(ordered), SECTION_SIZE):
+            members = ordered[start:start + SECTION_SIZE]
+            label = f"[{start + 1}–{start + len(members)} of {len(ordered)}]"
+            full = f"{group.name}/{label}" if group.name else label
+            section = Group(name=full, parent=group, kind="section")
+            _reparent(members, section)
+            h.groups[full] = section
+            sections.append(section)
+        group.children = sections
+
+
+def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
     """Group the model's ops into scopes, function bodies, prefix groups and series.
 
     Structural templates (:mod:`graphviz_tb.structure`) are assigned here too, because scope
     series need them: ``layer_1 ... layer_12`` form a series only if they share a template.
-    ``structure=False`` skips templates and series (``tbgraph info`` needs only the scopes).
     """
     from .options import RenderOptions
     from .structure import assign_templates
@@ -463,14 +484,13 @@ def build_hierarchy(
     _build_scopes(h)
     if options.prefix_groups:
         _prefix_groups(h)
-    if options.series and structure:
+    if options.series:
         _op_series(h, options.series_min)
+    _sections(h)
     _fix_depths(h.root)
     _sort_children(h)
     aggregate_edges(h)
     _count_ops(h)
-    if not structure:
-        return h
     assign_templates(h)
     if options.series:
         _scope_series(h, options.series_min)

@@ -224,3 +224,25 @@ def test_recursive_functions_are_cut_with_a_visible_marker(tmp_path: Path) -> No
     cut = node_groups(root, "recursion-cut")
     assert list(cut) == ["call/again"]
     assert len(list(cut["call/again"].iter("{http://www.w3.org/2000/svg}ellipse"))) == 2
+
+
+def test_oversized_groups_open_in_sections(tmp_path: Path) -> None:
+    from tensorboard.compat.proto import graph_pb2
+
+    g = graph_pb2.GraphDef()
+    g.node.add(name="c", op="Const")
+    for i in range(1000):
+        g.node.add(name=f"wide/neg_{i}", op="Neg", input=["c"])
+        g.node.add(name=f"wide/abs{i}", op="Abs", input=[f"wide/neg_{i}"])
+    path = tmp_path / "wide.pb"
+    path.write_bytes(g.SerializeToString())
+    graph = graphviz_tb.load(path)
+    h = graph.hierarchy(graphviz_tb.RenderOptions(series=False))
+    wide = h.groups["wide"]
+    assert [c.kind for c in wide.children] == ["section"] * 10
+    assert all(len(c.children) == 200 for c in wide.children)
+    assert sum(c.op_count for c in wide.children) == 2000
+    root = parse(graph.render(series=False, expand=("wide",)))
+    sections = [n for n, el in node_groups(root, "group").items() if "section" in classes(el)]
+    assert len(sections) == 10
+    assert_no_overlaps(root)
