@@ -70,6 +70,17 @@ docs: $(VENV)/.stamp-docs $(VIEWER)
 	  docs docs/_build/html
 	@echo "open docs/_build/html/index.html"
 
+# The benchmarks: what the tests need, plus the peers (Netron; TensorBoard is a dependency).
+$(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test,tf,bench]'
+	@touch $@
+
+# Speed and size against the baselines and peers, side by side in one run: builds the graphs
+# in bench/graphs/ with TensorFlow when missing, then writes bench/RESULTS.md (takes a while).
+bench: $(VENV)/.stamp-bench $(VIEWER)
+	@scripts/ensure-system.sh dot:graphviz chromium:chromium
+	$(BIN)/python bench/run.py --build-missing
+
 samples: $(VENV)/.stamp-test
 	$(BIN)/python samples/make_samples.py
 

@@ -1,14 +1,17 @@
-"""Benchmarks: tbgraph against baselines measured in the same run, written to bench/RESULTS.md.
+"""Benchmarks: tbgraph against baselines and peers measured in the same run, in bench/RESULTS.md.
 
-Every figure is the wall time of a fresh process (what a user waits for), repeated and reported
-as a median with min–max.  The baselines run in the same session on the same graphs:
+Command-line figures are the wall time of a fresh process (what a user waits for); browser
+figures come from Debian's headless Chromium driven by Playwright (see bench/peers.py).  Each is
+repeated and reported as a median with min–max.  The baselines and peers run in the same session
+on the same graphs:
 
 * parsing the GraphDef protobuf alone in a fresh Python (the floor for any Python tool);
 * a flat ``dot -Tsvg`` of the graph, one node per op (what naive Graphviz tools do), with a
   timeout;
-* TensorBoard's Graphs dashboard and Netron, when ``--peers`` is given (see bench/peers.py).
+* TensorBoard's Graphs dashboard and Netron: time from opening the page to the graph drawn.
 
-Usage: ``python bench/run.py [--graphs NAME ...] [--repeat N] [--peers] [--quick]``.
+Usage: ``python bench/run.py [--graphs NAME ...] [--repeat N] [--quick] [--no-peers]
+[--no-browser] [--build-missing]``.  ``make bench`` runs everything.
 No test asserts on these numbers: speed is measured here, never in timed tests.
 """
 
@@ -16,21 +19,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
+
+import peers
+from timing import Timing
 
 HERE = Path(__file__).resolve().parent
 GRAPHS = HERE / "graphs"
 PY = sys.executable
 
-#: name -> what it is; files are made by bench/make_graphs.py.
+#: name -> what it is; files are made by bench/make_graphs.py (in this order).
 CATALOGUE = {
     "mnist_tf1": "TF1 MNIST training graph",
     "resnet50_infer": "ResNet-50 inference",
@@ -40,30 +48,8 @@ CATALOGUE = {
     "nasnet_large_train": "NASNet-Large training step",
     "synthetic_200k": "synthetic graph composed from the above",
 }
-
-
-@dataclass
-class Timing:
-    """Repeated wall times (seconds) and the largest peak memory (KiB) of one measurement."""
-
-    times: list[float] = field(default_factory=list)
-    peak_kib: int = 0
-    note: str = ""
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.times) if self.times else float("nan")
-
-    def cell(self) -> str:
-        if self.note and not self.times:
-            return self.note
-        if not self.times:
-            return "–"
-        lo, hi = min(self.times), max(self.times)
-        text = f"{self.median:.2f} s"
-        if len(self.times) > 1:
-            text += f" ({lo:.2f}–{hi:.2f})"
-        return text + (f" {self.note}" if self.note else "")
+#: Files this large are measured once, whatever --repeat says.
+BIG_FILE = 20_000_000
 
 
 def run_timed(cmd: list[str], timeout: float | None = None) -> tuple[float, int, bool]:
@@ -95,6 +81,7 @@ def measure(cmd: list[str], repeat: int, timeout: float | None = None) -> Timing
         dt, peak, done = run_timed(cmd, timeout)
         if not done:
             timing.note = f"> {timeout:.0f} s (timed out)"
+            timing.limit = timeout
             timing.times.clear()
             break
         timing.times.append(dt)
@@ -139,6 +126,115 @@ def op_count(path: Path) -> int:
     return int(json.loads(out.stdout)["nodes"])
 
 
+# --------------------------------------------------------------------------- one graph
+
+
+@dataclass(frozen=True)
+class Settings:
+    repeat: int
+    quick: bool
+    peers: bool
+    work: Path
+
+    def reps(self, path: Path) -> int:
+        return 1 if self.quick or path.stat().st_size > BIG_FILE else self.repeat
+
+    @property
+    def flat_dot_timeout(self) -> float:
+        return 30 if self.quick else 120
+
+    @property
+    def expand_all_timeout(self) -> float:
+        return 120 if self.quick else 600
+
+    @property
+    def page_timeout(self) -> float:
+        return 60 if self.quick else 180
+
+
+def bench_graph(name: str, path: Path, s: Settings, browser: peers.Browser | None) -> dict:
+    """All measurements of one graph."""
+    reps = s.reps(path)
+    work = s.work
+    row: dict = {"name": name, "what": CATALOGUE.get(name, name), "ops": op_count(path)}
+    say(f"== {name}: {row['ops']:,} ops, {reps} run(s) each")
+    say("   protobuf parse, tbgraph info")
+    row["parse"] = measure(parse_only(path), reps)
+    row["info"] = measure(tbgraph("info", str(path)), reps)
+    say("   render SVG (default view, --expand-all)")
+    row["svg"] = measure(tbgraph("render", str(path), "-o", str(work / f"{name}.svg")), reps)
+    row["svg_bytes"] = (work / f"{name}.svg").stat().st_size
+    row["svg_all"] = measure(
+        tbgraph("render", str(path), "--expand-all", "-o", str(work / f"{name}_all.svg")),
+        1, timeout=s.expand_all_timeout)
+    say("   render HTML")
+    html = work / f"{name}.html"
+    row["html"], row["html_bytes"] = _html(path, html, reps)
+    say("   flat dot -Tsvg")
+    row["flat_dot"] = measure(flat_dot(path, work), 1, timeout=s.flat_dot_timeout)
+    row["page"] = peers.HtmlResult()
+    row["tensorboard"] = row["netron"] = Timing(note="not run")
+    if browser is None:
+        return row
+    if row["html_bytes"]:
+        say("   HTML in Chromium: ready, expand")
+        row["page"] = peers.measure_html(browser, html, reps, timeout=s.page_timeout)
+    if s.peers:
+        say("   TensorBoard's Graphs dashboard")
+        row["tensorboard"] = peers.measure_tensorboard(browser, path, work, reps,
+                                                       timeout=s.page_timeout)
+        say("   Netron")
+        row["netron"] = peers.measure_netron(browser, path, work, reps, timeout=s.page_timeout)
+    return row
+
+
+def _html(path: Path, out: Path, reps: int) -> tuple[Timing, int]:
+    try:
+        timing = measure(tbgraph("render", str(path), "-o", str(out)), reps)
+    except RuntimeError as exc:
+        return Timing(note=f"n/a ({str(exc).splitlines()[-1][:60]})"), 0
+    return timing, out.stat().st_size
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def ratio(a: Timing, b: Timing) -> str:
+    """``a`` over ``b`` by median; a bound when either timed out; "–" when either is missing."""
+    if a.ok and b.ok:
+        return _times(a.median / b.median)
+    if a.ok and b.limit:
+        return "< " + _times(a.median / b.limit)
+    if a.limit and b.ok:
+        return "> " + _times(a.limit / b.median)
+    return "–"
+
+
+def _times(x: float) -> str:
+    if x >= 10:
+        return f"{x:.0f}×"
+    if x >= 1:
+        return f"{x:.1f}×"
+    return f"{x:.2f}×" if x >= 0.01 else f"{x:.3f}×"
+
+
+def _mb(n: int) -> str:
+    if not n:
+        return "–"
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 2**10:.0f} kB"
+
+
+def _expand_cell(t: Timing, group: str, children: int, edges: int) -> str:
+    if not group:
+        return "no such group"
+    short = group if len(group) <= 40 else "…" + group[-39:]
+    return f"{t.cell()} · `{short}` ({children} children, {edges} edges)"
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     try:
@@ -154,82 +250,242 @@ def machine() -> str:
             f"{mem:.0f} GiB RAM, Python {platform.python_version()}, {dot}")
 
 
-def bench_graph(name: str, path: Path, repeat: int, quick: bool, work: Path) -> dict:
-    """All measurements of one graph."""
-    reps = 1 if quick or path.stat().st_size > 20_000_000 else repeat
-    row: dict = {"name": name, "what": CATALOGUE.get(name, name), "ops": op_count(path)}
-    print(f"== {name}: {row['ops']:,} ops", file=sys.stderr)
-    row["parse"] = measure(parse_only(path), reps)
-    row["info"] = measure(tbgraph("info", str(path)), reps)
-    row["svg"] = measure(tbgraph("render", str(path), "-o", str(work / f"{name}.svg")), reps)
-    row["svg_bytes"] = (work / f"{name}.svg").stat().st_size
-    row["svg_all"] = measure(
-        tbgraph("render", str(path), "--expand-all", "-o", str(work / f"{name}_all.svg")),
-        1, timeout=600)
-    row["html"] = _html(name, path, work, reps)
-    row["flat_dot"] = measure(flat_dot(path, work), 1, timeout=120 if not quick else 30)
-    return row
+def versions(browser: peers.Browser | None) -> str:
+    parts = []
+    for dist in ("tensorboard", "netron", "playwright", "protobuf"):
+        try:
+            parts.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{dist} (not installed)")
+    if browser is not None:
+        parts.insert(0, f"Chromium {browser.version} (headless)")
+    return ", ".join(parts)
 
 
-def _html(name: str, path: Path, work: Path, reps: int) -> Timing:
-    out = work / f"{name}.html"
+def _load() -> str:
     try:
-        timing = measure(tbgraph("render", str(path), "-o", str(out)), reps)
-    except RuntimeError as exc:
-        return Timing(note=f"n/a ({str(exc).splitlines()[-1][:60]})")
-    timing.note = f"· {out.stat().st_size / 2**20:.1f} MB"
-    return timing
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
 
 
-def ratio(a: Timing, b: Timing) -> str:
-    if not a.times or not b.times:
-        return "–"
-    return f"{a.median / b.median:.1f}×"
-
-
-def write_results(rows: list[dict], target: Path, started: float) -> None:
+def cli_table(rows: list[dict]) -> list[str]:
     lines = [
-        "# Benchmarks",
-        "",
-        "Generated by `make bench` (`bench/run.py`); do not edit by hand. Wall time of a fresh "
-        "process, median (min–max) of the runs; ratios are against baselines measured in the "
-        "same run.",
-        "",
-        f"Machine: {machine()}.",
-        "",
-        "| graph | ops | protobuf parse (baseline) | `tbgraph info` | render SVG (default view)"
-        " | ratio to parse | render SVG, `--expand-all` | HTML | flat `dot -Tsvg` | peak memory |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| graph | ops | protobuf parse (baseline) | `tbgraph info` | info ÷ parse "
+        "| render SVG (default view) | SVG ÷ parse | render SVG, `--expand-all` "
+        "| flat `dot -Tsvg` (baseline) | expand-all ÷ flat dot | peak memory |",
+        "|---|--:|---|---|--:|---|--:|---|---|--:|--:|",
     ]
     for r in rows:
         peak = max(r["svg"].peak_kib, r["svg_all"].peak_kib, r["html"].peak_kib) / 1024
         lines.append(
             f"| {r['what']} | {r['ops']:,} | {r['parse'].cell()} | {r['info'].cell()} | "
-            f"{r['svg'].cell()} | {ratio(r['svg'], r['parse'])} | {r['svg_all'].cell()} | "
-            f"{r['html'].cell()} | {r['flat_dot'].cell()} | {peak:.0f} MiB |"
-        )
-    lines += ["", f"Total benchmark time: {time.perf_counter() - started:.0f} s.", ""]
+            f"{ratio(r['info'], r['parse'])} | {r['svg'].cell()} · {_mb(r['svg_bytes'])} | "
+            f"{ratio(r['svg'], r['parse'])} | {r['svg_all'].cell()} | {r['flat_dot'].cell()} | "
+            f"{ratio(r['svg_all'], r['flat_dot'])} | {peak:.0f} MiB |")
+    return lines
+
+
+def browser_table(rows: list[dict]) -> list[str]:
+    lines = [
+        "| graph | ops | write HTML | HTML size | HTML ready in Chromium "
+        "| expand the largest collapsed group | expand a group of ≤ 200 children "
+        "| TensorBoard: graph drawn | ready ÷ TensorBoard | Netron: graph drawn "
+        "| ready ÷ Netron |",
+        "|---|--:|---|--:|---|---|---|---|--:|---|--:|",
+    ]
+    for r in rows:
+        p: peers.HtmlResult = r["page"]
+        lines.append(
+            f"| {r['what']} | {r['ops']:,} | {r['html'].cell()} | {_mb(r['html_bytes'])} | "
+            f"{p.ready.cell()} | "
+            f"{_expand_cell(p.largest, p.largest_group, p.largest_children, p.largest_edges)} | "
+            f"{_expand_cell(p.small, p.small_group, p.small_children, p.small_edges)} | "
+            f"{r['tensorboard'].cell()} | {ratio(p.ready, r['tensorboard'])} | "
+            f"{r['netron'].cell()} | {ratio(p.ready, r['netron'])} |")
+    return lines
+
+
+@dataclass(frozen=True)
+class Target:
+    """A promise from an issue, checked against this run's numbers."""
+
+    source: str
+    text: str
+    graph: str
+    #: row (and all rows by name) -> (measured value or None, how to show it)
+    value: Callable[[dict, dict[str, dict]], tuple[float | None, str]]
+    limit: float
+
+
+def _median(t: Timing, fmt: str = "{:.2f} s") -> tuple[float | None, str]:
+    if t.ok:
+        return t.median, fmt.format(t.median)
+    if t.limit:
+        return math.inf, t.note
+    return None, t.note or "–"
+
+
+def _over(a: Timing, b: Timing) -> tuple[float | None, str]:
+    if a.ok and b.ok:
+        x = a.median / b.median
+        return x, f"{x:.1f}× ({a.median:.2f} s ÷ {b.median:.2f} s)"
+    return (math.inf, a.note) if a.limit else (None, "–")
+
+
+def _other_svg(other: str) -> Callable[[dict, dict[str, dict]], tuple[float | None, str]]:
+    def value(row: dict, rows: dict[str, dict]) -> tuple[float | None, str]:
+        if other not in rows:
+            return None, f"not measured ({other} not in this run)"
+        return _over(row["svg"], rows[other]["svg"])
+    return value
+
+
+LARGE = "nasnet_large_train"
+TARGETS = [
+    Target("issue 2", "`tbgraph info` on NASNet-Large's training step < 2 s", LARGE,
+           lambda r, _: _median(r["info"]), 2.0),
+    Target("issue 3", "NASNet-Large, default view to SVG < 12× protobuf parse", LARGE,
+           lambda r, _: _over(r["svg"], r["parse"]), 12.0),
+    Target("issue 3", "NASNet-Large, `--expand-all` to SVG < 120 s", LARGE,
+           lambda r, _: _median(r["svg_all"]), 120.0),
+    Target("issue 3", "ResNet-50 fully expanded (`--expand-all`) < 10 s — the inference graph; "
+           "the training step is in the table above", "resnet50_infer",
+           lambda r, _: _median(r["svg_all"]), 10.0),
+    Target("issue 4", "NASNet-Large, HTML written < 60 s", LARGE,
+           lambda r, _: _median(r["html"]), 60.0),
+    Target("issue 4", "NASNet-Large, HTML file < 30 MB", LARGE,
+           lambda r, _: ((r["html_bytes"] / 2**20, _mb(r["html_bytes"])) if r["html_bytes"]
+                         else (None, "–")), 30.0),
+    Target("issue 4", "NASNet-Large, HTML ready in headless Chromium < 5 s", LARGE,
+           lambda r, _: _median(r["page"].ready), 5.0),
+    Target("issue 4", "NASNet-Large, expanding a group of ≤ 200 children < 300 ms", LARGE,
+           lambda r, _: _median(r["page"].small, "{:.0f} ms"), 300.0),
+    Target("issue 8", "200,000-op graph's default view < 4× the NASNet-Large one's",
+           "synthetic_200k", _other_svg(LARGE), 4.0),
+]
+
+
+def targets_table(rows: list[dict]) -> list[str]:
+    by_name = {r["name"]: r for r in rows}
+    lines = ["| from | target | measured | result |", "|---|---|---|---|"]
+    for t in TARGETS:
+        row = by_name.get(t.graph)
+        if row is None:
+            shown, verdict = f"not measured ({t.graph} not in this run)", "–"
+        else:
+            value, shown = t.value(row, by_name)
+            verdict = "–" if value is None else ("pass" if value < t.limit else "**fail**")
+        lines.append(f"| {t.source} | {t.text} | {shown} | {verdict} |")
+    return lines
+
+
+def write_results(rows: list[dict], target: Path, started: float, s: Settings,
+                  browser: peers.Browser | None, load_start: str) -> None:
+    mode = ("`--quick`: one run each, short timeouts" if s.quick
+            else f"{s.repeat} runs each (1 for files over {BIG_FILE // 10**6} MB)")
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `make bench` (`bench/run.py`); do not edit by hand. Median (min–max) of "
+        f"the runs ({mode}); ratios divide medians measured in the same run. Command-line "
+        "figures are the wall time of a fresh process; browser figures come from headless "
+        "Chromium, a fresh context per run (bench/peers.py says exactly what each one waits "
+        "for).",
+        "",
+        f"Machine: {machine()}.  ",
+        f"Software: {versions(browser)}.  ",
+        f"Load average (1, 5, 15 min) at the start: {load_start}; at the end: {_load()}.",
+        "",
+        "## Command line",
+        "",
+        *cli_table(rows),
+        "",
+        "`--expand-all` draws every op, as the flat `dot` baseline does; a `<` ratio means the "
+        "baseline timed out, so the true ratio is smaller still.",
+        "",
+        "## In the browser",
+        "",
+    ]
+    if browser is None:
+        lines += ["Not measured (no browser in this run).", ""]
+    else:
+        lines += [
+            *browser_table(rows),
+            "",
+            "tbgraph's page opens from `file://`; *ready* is `window.tbgraph.ready`. Expand "
+            "times are measured in the page (`performance.now()` around `await "
+            "tbgraph.expand(name)`, after the layout engine is warmed up, as the page does by "
+            "itself when idle): first the group with the most children among those the default "
+            "view shows collapsed, then, among the groups of up to 200 children anywhere in the "
+            "hierarchy, the one with the most children and edges between them (its parent "
+            "opened beforehand, untimed). TensorBoard (`tensorboard --logdir`) "
+            "and Netron (`netron FILE`) are served on 127.0.0.1 and timed from opening the page "
+            "until the graph is drawn; their server start-up is not counted, nor is tbgraph's "
+            "HTML generation (in the *write HTML* column).",
+            "",
+        ]
+    lines += [
+        "## Targets",
+        "",
+        *targets_table(rows),
+        "",
+        f"Total benchmark time: {time.perf_counter() - started:.0f} s.",
+        "",
+    ]
     target.write_text("\n".join(lines), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def build_missing(names: list[str]) -> None:
+    missing = [n for n in CATALOGUE if n in names and not (GRAPHS / f"{n}.pb").exists()]
+    if missing:
+        say(f"building {', '.join(missing)} with TensorFlow (bench/make_graphs.py)")
+        subprocess.run([PY, str(HERE / "make_graphs.py"), "--only", *missing], check=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graphs", nargs="*", help="names from bench/graphs (default: all)")
+    parser.add_argument("--graphs", nargs="*", choices=list(CATALOGUE), metavar="NAME",
+                        help=f"which graphs (default: all): {', '.join(CATALOGUE)}")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="one run each, short timeouts")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="leave out TensorBoard and Netron")
+    parser.add_argument("--no-browser", action="store_true",
+                        help="leave out everything measured in Chromium")
+    parser.add_argument("--build-missing", action="store_true",
+                        help="first build missing graphs with bench/make_graphs.py")
     parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
     args = parser.parse_args()
-    names = args.graphs or [n for n in CATALOGUE if (GRAPHS / f"{n}.pb").exists()]
+    wanted = args.graphs or list(CATALOGUE)
+    if args.build_missing:
+        build_missing(wanted)
+    names = [n for n in wanted if (GRAPHS / f"{n}.pb").exists()]
     if not names:
-        print("no graphs in bench/graphs; run: python bench/make_graphs.py", file=sys.stderr)
+        say("no graphs in bench/graphs; run: python bench/make_graphs.py")
         return 1
-    started = time.perf_counter()
+    if len(names) < len(wanted):
+        say(f"missing (not measured): {', '.join(n for n in wanted if n not in names)}")
+    started, load_start = time.perf_counter(), _load()
+    browser = None
+    if not args.no_browser:
+        try:
+            browser = peers.Browser()
+        except Exception as exc:
+            say(f"no browser measurements: {exc}")
     rows = []
-    with tempfile.TemporaryDirectory(prefix="tbgraph-bench-") as tmp:
-        for name in names:
-            rows.append(bench_graph(name, GRAPHS / f"{name}.pb", args.repeat, args.quick,
-                                    Path(tmp)))
-    write_results(rows, Path(args.out), started)
+    try:
+        with tempfile.TemporaryDirectory(prefix="tbgraph-bench-") as tmp:
+            s = Settings(args.repeat, args.quick, not args.no_peers, Path(tmp))
+            for name in names:
+                rows.append(bench_graph(name, GRAPHS / f"{name}.pb", s, browser))
+            write_results(rows, Path(args.out), started, s, browser, load_start)
+    finally:
+        if browser is not None:
+            browser.close()
     print(Path(args.out).read_text(encoding="utf-8"))
     return 0
 

@@ -237,12 +237,12 @@ def test_oversized_groups_open_in_sections(tmp_path: Path) -> None:
     path = tmp_path / "wide.pb"
     path.write_bytes(g.SerializeToString())
     graph = graphviz_tb.load(path)
-    h = graph.hierarchy(graphviz_tb.RenderOptions(series=False))
+    h = graph.hierarchy(graphviz_tb.RenderOptions(series=False, prefix_groups=False))
     wide = h.groups["wide"]
     assert [c.kind for c in wide.children] == ["section"] * 10
     assert all(len(c.children) == 200 for c in wide.children)
     assert sum(c.op_count for c in wide.children) == 2000
-    root = parse(graph.render(series=False, expand=("wide",)))
+    root = parse(graph.render(series=False, prefix_groups=False, expand=("wide",)))
     sections = [n for n, el in node_groups(root, "group").items() if "section" in classes(el)]
     assert len(sections) == 10
     assert_no_overlaps(root)
