@@ -267,14 +267,26 @@ def _run_dot(sources: list[str]) -> list[dict]:
     return results
 
 
-def _layout_all(sources: list[str], progress: Callable[[int], None] | None) -> list[dict]:
+def _run_batch(sources: list[str]) -> list[dict | None]:
+    """One dot process for the batch; if dot refuses it, each graph alone, so one graph it
+    cannot lay out (an overwide node) gets ``None`` and the fallback, not the whole batch."""
+    try:
+        return list(_run_dot(sources))
+    except GraphvizTbError:
+        if len(sources) == 1:
+            return [None]
+        return [_run_batch([s])[0] for s in sources]
+
+
+def _layout_all(sources: list[str], progress: Callable[[int], None] | None
+                ) -> list[dict | None]:
     """Lay out many group graphs: cached ones free, the rest batched over all cores."""
     todo = sorted({s for s in sources if s not in _cache}, key=len)
     batches = [todo[i:i + _BATCH] for i in range(0, len(todo), _BATCH)]
     if batches:
         workers = max(1, min(len(batches), os.cpu_count() or 1))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for batch, results in zip(batches, pool.map(_run_dot, batches), strict=True):
+            for batch, results in zip(batches, pool.map(_run_batch, batches), strict=True):
                 for src, res in zip(batch, results, strict=True):
                     _cache[src] = res
                 if progress:
@@ -383,10 +395,75 @@ def compute_layout(
             jobs.append((g, nodes, aux, edges, group_dot(nodes, sizes, edges, options.rankdir)))
         results = _layout_all([j[4] for j in jobs], progress)
         for (g, nodes, aux, edges, _), res in zip(jobs, results, strict=True):
-            layouts[g] = _read_local(h, res, nodes, edges)
+            local = _read_local(h, res, nodes, edges) if res is not None else None
+            if local is None or _too_flat(local):
+                local = _rows_layout(h, nodes, sizes, edges, options.rankdir)
+            layouts[g] = local
             if aux:
                 _place_aux(layouts[g], sorted(aux, key=lambda m: m.name), sizes)
     return _compose(h, layouts, sizes, lines, expanded)
+
+
+#: A group layout wider than this (points) and much wider than high is re-done in rows.
+_MAX_WIDTH = 14_400.0
+
+
+def _too_flat(local: GroupLayout) -> bool:
+    return local.width > _MAX_WIDTH and local.width > 4 * local.height
+
+
+def _rows_layout(h: Hierarchy, nodes: list[Member], sizes: dict[Member, tuple[float, float]],
+                 edges: list[tuple[AggEdge, str]], rankdir: str) -> GroupLayout:
+    """The fallback for a group dot cannot lay out well (hundreds of independent siblings lie
+    side by side, until dot refuses the width): children in wrapped rows, in dataflow order,
+    inputs first (at the bottom for ``BT``), edges as straight lines."""
+    index = {m: i for i, m in enumerate(nodes)}
+    preds: dict[Member, set[Member]] = {m: set() for m in nodes}
+    for agg, _ in edges:
+        if agg.src is not agg.dst and not (agg.back and agg.back == agg.total):
+            preds[agg.dst].add(agg.src)
+    order: list[Member] = []
+    placed: set[Member] = set()
+    pending = sorted(nodes, key=lambda m: index[m])
+    while pending:  # Kahn-like, stable; cycles are broken by taking the first pending node
+        ready = [m for m in pending if preds[m] <= placed] or pending[:1]
+        order.extend(ready)
+        placed.update(ready)
+        pending = [m for m in pending if m not in placed]
+    area = sum(sizes[m][0] * sizes[m][1] for m in nodes)
+    target = max(max(sizes[m][0] for m in nodes), (area * 2.0) ** 0.5)
+    gap = 18.0
+    rows: list[list[Member]] = [[]]
+    width = 0.0
+    for m in order:
+        if rows[-1] and width + sizes[m][0] > target:
+            rows.append([])
+            width = 0.0
+        rows[-1].append(m)
+        width += sizes[m][0] + gap
+    pos: dict[Member, tuple[float, float]] = {}
+    y = 0.0
+    layout_w = 0.0
+    for row in rows:
+        row_h = max(sizes[m][1] for m in row)
+        x = 0.0
+        for m in row:
+            pos[m] = (x + sizes[m][0] / 2, y + row_h / 2)
+            x += sizes[m][0] + gap
+        layout_w = max(layout_w, x - gap)
+        y += row_h + 2 * gap
+    height = y - 2 * gap
+    if rankdir == "TB":  # inputs at the top instead
+        pos = {m: (x, height - yy) for m, (x, yy) in pos.items()}
+    wires = []
+    for agg, label in edges:
+        (x0, y0), (x1, y1) = pos[agg.src], pos[agg.dst]
+        tip = (x1, y1 - sizes[agg.dst][1] / 2 if y1 > y0 else y1 + sizes[agg.dst][1] / 2)
+        start = (x0, y0)
+        wires.append(Wire(agg, [start, start, tip, tip], None, label,
+                          ((x0 + x1) / 2, (y0 + y1) / 2) if label else None,
+                          _edge_width(h, agg)))
+    return GroupLayout(layout_w, height, pos, wires)
 
 
 def _stub_edges(g: Group, aux: set[Member], aggs: list[AggEdge]

@@ -246,3 +246,14 @@ def test_oversized_groups_open_in_sections(tmp_path: Path) -> None:
     sections = [n for n, el in node_groups(root, "group").items() if "section" in classes(el)]
     assert len(sections) == 10
     assert_no_overlaps(root)
+
+
+def test_groups_too_wide_for_dot_fall_back_to_rows(mnist: graphviz_tb.Graph,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphviz_tb.layout as layout
+
+    monkeypatch.setattr(layout, "_MAX_WIDTH", 100.0)  # every wide, flat group takes the fallback
+    monkeypatch.setattr(layout, "_cache", {})
+    root = parse(mnist.render(expand_all=True))
+    assert len(node_groups(root, "op")) > 200
+    assert_no_overlaps(root)
