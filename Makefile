@@ -9,9 +9,9 @@ SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved
 
 .PHONY: demo test lint docs bench samples clean viewer
 
-# The HTML viewer's JavaScript bundle (Graphviz WASM + our viewer), built from npm packages
-# pinned in package-lock.json; a build product, never committed.
-VIEWER     := graphviz_tb/render/viewer/bundle.js
+# The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), built
+# from npm packages pinned in package-lock.json; build products, never committed.
+VIEWER     := graphviz_tb/render/viewer/bundle.js graphviz_tb/render/viewer/layout-worker.js.gz
 VIEWER_SRC := $(wildcard graphviz_tb/render/viewer/src/*.js) scripts/build-viewer.mjs
 
 node_modules/.package-lock.json: package.json package-lock.json
@@ -19,7 +19,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-$(VIEWER): $(VIEWER_SRC) node_modules/.package-lock.json
+$(VIEWER) &: $(VIEWER_SRC) node_modules/.package-lock.json
 	node scripts/build-viewer.mjs
 
 viewer: $(VIEWER)

@@ -1,16 +1,27 @@
-// Bundle the HTML viewer (graphviz_tb/render/viewer/src) with its npm dependencies into
-// graphviz_tb/render/viewer/bundle.js, which graphviz_tb/render/html.py inlines into every
-// page.  The bundle is a build product: it is never committed (see .gitignore).
+// Bundle the HTML viewer (graphviz_tb/render/viewer/src) with its npm dependencies into two
+// build products, both inlined by graphviz_tb/render/html.py into every page and never
+// committed (see .gitignore):
+//
+// * graphviz_tb/render/viewer/bundle.js: the viewer itself (no Graphviz in it);
+// * graphviz_tb/render/viewer/layout-worker.js.gz: Graphviz (WebAssembly) and its message loop,
+//   to run in a Web Worker, gzipped.  The page carries it base64-encoded as inert data and
+//   decompresses it with DecompressionStream only when a layout is first needed.
+//
+// Both are deterministic: the same sources give the same bytes (gzip at a fixed level, with no
+// timestamp and a fixed operating-system byte in its header).
 //
 // Usage: node scripts/build-viewer.mjs [--dev]   (run `npm ci` first; `make viewer` does both)
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { constants, gzipSync } from "node:zlib";
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const viewer = path.join(root, "graphviz_tb", "render", "viewer");
 const dev = process.argv.includes("--dev");
+const BUNDLE = path.join(viewer, "bundle.js");
+const WORKER = path.join(viewer, "layout-worker.js.gz");
 
 const common = {
   bundle: true,
@@ -29,38 +40,48 @@ const common = {
   logLevel: "warning",
 };
 
-// 1. Graphviz and its message loop, to run in a Web Worker.
+function fail(message) {
+  console.error(`build-viewer: ${message}`);
+  process.exit(1);
+}
+
+const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
+
+// 1. Graphviz and its message loop, to run in a Web Worker: bundled, then gzipped.
 const worker = await build({
   ...common,
   entryPoints: [path.join(viewer, "src", "layout-worker.js")],
   write: false,
 });
-const workerSource = worker.outputFiles[0].text;
+const workerBytes = worker.outputFiles[0].contents;
+const gz = gzipSync(workerBytes, {
+  level: constants.Z_BEST_COMPRESSION, memLevel: 9, windowBits: 15,
+  strategy: constants.Z_DEFAULT_STRATEGY,
+});
+// The gzip header: MTIME (bytes 4-7) is already 0; the OS byte (9) depends on the platform
+// zlib was built for, so it is fixed to 255 ("unknown") for the same bytes everywhere.
+if (gz[0] !== 0x1f || gz[1] !== 0x8b || gz.readUInt32LE(4) !== 0) fail("unexpected gzip header");
+gz[9] = 0xff;
+await writeFile(WORKER, gz);
 
-// 2. The viewer, carrying the worker's bundle as a string (imported as "tbgraph:layout-worker").
-const embedWorker = {
-  name: "embed-layout-worker",
-  setup(b) {
-    b.onResolve({ filter: /^tbgraph:layout-worker$/ }, (args) => ({
-      path: args.path, namespace: "tbgraph-worker" }));
-    b.onLoad({ filter: /.*/, namespace: "tbgraph-worker" }, () => ({
-      contents: workerSource, loader: "text" }));
-  },
-};
+// 2. The viewer, which must not carry Graphviz (the page gets it from the data above).  The
+// worker's legal notices (Viz.js, Graphviz, Expat) head it, readable in every page.
+const notices = new TextDecoder().decode(workerBytes).match(/\/\*![\s\S]*?\*\//g) || [];
+if (!notices.length) fail("the layout worker carries no licence notice");
 const result = await build({
   ...common,
   entryPoints: [path.join(viewer, "src", "main.js")],
-  outfile: path.join(viewer, "bundle.js"),
-  plugins: [embedWorker],
+  outfile: BUNDLE,
   metafile: true,
+  banner: { js: notices.join("\n") },
 });
+const viz = Object.keys(result.metafile.inputs).filter((p) => p.includes("@viz-js"));
+if (viz.length) fail(`the main bundle pulls in Graphviz (${viz.join(", ")}); refusing it`);
 // The bundle goes inside <script>…</script>: it must hold neither a closing tag nor an opening
 // one (which, after a "<!--", would stop "</script>" from closing the element).
-const text = await readFile(path.join(viewer, "bundle.js"), "utf8");
-if (/<\/?script/i.test(text)) {
-  console.error("build-viewer: the bundle contains a <script> or </script> tag; refusing it");
-  process.exit(1);
-}
+const text = await readFile(BUNDLE, "utf8");
+if (/<\/?script/i.test(text)) fail("the bundle contains a <script> or </script> tag; refusing it");
 const bytes = Object.values(result.metafile.outputs)[0].bytes;
-console.log(`viewer bundle: ${path.relative(root, path.join(viewer, "bundle.js"))} ` +
-  `(${(bytes / 1024).toFixed(0)} KiB)`);
+console.log(`viewer bundle: ${path.relative(root, BUNDLE)} (${kib(bytes)}); ` +
+  `layout worker: ${path.relative(root, WORKER)} (${kib(workerBytes.length)}, ` +
+  `gzipped ${kib(gz.length)}, ${kib(Math.ceil(gz.length / 3) * 4)} as base64)`);

@@ -621,7 +621,7 @@ def browser_session() -> Iterator[Any]:
 def page_problems(browser: Any, path: Path, timeout: float = 30.0) -> list[str]:
     """Open a viewer page from ``file://`` and list what went wrong: script errors (including
     the Content-Security-Policy refusing injected code), dialogs (``alert``), requests leaving
-    the page, a page that never gets ready, or scripts beyond the two we write."""
+    the page, a page that never gets ready, or scripts beyond the three we write."""
     problems: list[str] = []
     page = browser.new_page(viewport={"width": 1280, "height": 860})
 
@@ -651,8 +651,8 @@ def page_problems(browser: Any, path: Path, timeout: float = 30.0) -> list[str]:
                 break
             time.sleep(0.05)
         scripts = page.evaluate("document.querySelectorAll('script').length")
-        if scripts != 2:
-            problems.append(f"{scripts} script elements (we write 2)")
+        if scripts != 3:
+            problems.append(f"{scripts} script elements (we write 3)")
         if page.evaluate("typeof window.__pwned !== 'undefined'"):
             problems.append("injected code ran (window.__pwned is set)")
     finally:

@@ -30,6 +30,7 @@ SAMPLES = REPO / "samples"
 MNIST = SAMPLES / "mnist_tf1.pb"
 CONTROL_FLOW_V2 = SAMPLES / "control_flow_v2.pb"
 KERAS_CNN = SAMPLES / "keras_cnn.pb"
+DENSE = SAMPLES / "dense_frozen.pb"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "</script>",
@@ -37,7 +38,8 @@ HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "</scr
 
 
 def _bundle_or_fail() -> None:
-    if not (html_mod.VIEWER_DIR / "bundle.js").is_file():
+    if not all((html_mod.VIEWER_DIR / name).is_file()
+               for name in ("bundle.js", "layout-worker.js.gz")):
         pytest.fail("the viewer bundle is not built: run 'make viewer' (make test does it)")
 
 
@@ -92,11 +94,14 @@ def _hostile_graph() -> graphviz_tb.Graph:
 class Page:
     """A loaded viewer page that records what would be a security or correctness problem."""
 
-    def __init__(self, browser: Any, path: Path, hash_: str = "") -> None:
+    def __init__(self, browser: Any, path: Path, hash_: str = "",
+                 init_script: str | None = None) -> None:
         self.outside: list[str] = []
         self.dialogs: list[str] = []
         self.errors: list[str] = []
         self.page = browser.new_page(viewport={"width": 1280, "height": 860})
+        if init_script:
+            self.page.add_init_script(init_script)
         self.page.route("**/*", self._route)
         self.page.on("dialog", self._dialog)
         self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
@@ -153,8 +158,8 @@ class Page:
 def open_page(browser: Any) -> Any:
     opened: list[Page] = []
 
-    def _open(path: Path, hash_: str = "") -> Page:
-        page = Page(browser, path, hash_)
+    def _open(path: Path, hash_: str = "", init_script: str | None = None) -> Page:
+        page = Page(browser, path, hash_, init_script)
         opened.append(page)
         return page
 
@@ -209,12 +214,36 @@ def test_page_is_one_offline_file(pages: dict[str, Path]) -> None:
     assert "'unsafe-inline'" not in policy and "'unsafe-eval'" not in policy
     # Nothing is loaded from anywhere: no external scripts, styles, images or frames.
     assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)=", text, re.I)
-    assert text.count("<script") == 2 and text.lower().count("</script") == 2
+    # The data, the layout worker (gzipped, base64: inert data too) and the viewer's script.
+    assert text.count("<script") == 3 and text.lower().count("</script") == 3
+
+
+def test_graphviz_travels_gzipped_beside_the_viewer(tmp_path: Path) -> None:
+    """Graphviz (WebAssembly) is nearly all of a page's weight: the viewer's own script holds
+    none of it; the page carries it once, gzipped and base64-encoded as inert data.  A small
+    graph's page stays under 800 KB, and the same graph gives the same bytes."""
+    import base64
+    import gzip
+
+    bundle = (html_mod.VIEWER_DIR / "bundle.js").read_text(encoding="utf-8")
+    assert len(bundle.encode("utf-8")) < 200_000 and "agerrMessages" not in bundle
+    first, second = tmp_path / "a.html", tmp_path / "b.html"
+    graphviz_tb.load(str(DENSE)).render(first)
+    graphviz_tb.load(str(DENSE)).render(second)
+    assert first.read_bytes() == second.read_bytes()
+    assert first.stat().st_size < 800_000
+    text = first.read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/octet-stream" id="tbgraph-worker">'
+                      r"([A-Za-z0-9+/=]+)</script>", text)
+    assert found, "no layout worker in the page"
+    packed = base64.b64decode(found.group(1), validate=True)
+    assert packed[:2] == b"\x1f\x8b" and packed[4:8] == b"\0\0\0\0"  # gzip, no timestamp
+    assert "agerrMessages" in gzip.decompress(packed).decode("utf-8")  # Graphviz's module
 
 
 def test_hostile_names_cannot_close_the_data_script(pages: dict[str, Path]) -> None:
     text = pages["hostile"].read_text(encoding="utf-8")
-    assert text.lower().count("</script") == 2
+    assert text.lower().count("</script") == 3
     assert "<img" not in text
     head = text.split("<style>", 1)[0]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in head  # the title, escaped
@@ -266,6 +295,18 @@ def test_page_is_ready_and_draws_the_top_level(open_page: Any, pages: dict[str, 
     drawn = page.js("[...document.querySelectorAll('[data-node]')]"
                     ".map(e => e.getAttribute('data-node'))")
     assert sorted(drawn) == sorted(visible)
+
+
+def test_first_picture_needs_no_layout_engine(open_page: Any, pages: dict[str, Path]) -> None:
+    """The first picture is Python's layout: it is drawn even where the layout engine cannot
+    start (a browser without DecompressionStream), and expanding then says why it cannot."""
+    page = open_page(pages["mnist"], init_script="delete window.DecompressionStream;")
+    graph = graphviz_tb.load(str(MNIST))
+    assert set(page.visible()) == {m.name for m in graph.hierarchy().root.children}
+    assert page.js("window.tbgraph.layoutStats().runs") == 0
+    assert page.js("window.tbgraph.expand('train')") is False
+    assert "train/gradients" not in page.visible()
+    assert "DecompressionStream" in page.page.locator(".toast").inner_text()
 
 
 def test_expanding_adds_members_without_overlap(open_page: Any, pages: dict[str, Path]) -> None:
@@ -437,7 +478,7 @@ def test_hostile_names_show_as_text_and_run_nothing(open_page: Any,
     labels = page.js("[...document.querySelectorAll('[data-node] text')].map(e => e.textContent)")
     assert HOSTILE[1] in labels  # shown as text, not parsed
     assert page.js("document.querySelectorAll('img, iframe, object, embed').length") == 0
-    assert page.js("document.querySelectorAll('script').length") == 2
+    assert page.js("document.querySelectorAll('script').length") == 3
     assert page.js("document.title") == HOSTILE[0]
     page.page.wait_for_timeout(200)  # give any injected handler a chance to fire
 
@@ -466,7 +507,13 @@ def wide_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
             previous = name
         gd.node.add(name=f"{scope}_out", op="Identity", input=[previous])
     path = tmp_path_factory.mktemp("wide") / "wide.html"
-    graphviz_tb.load(gd).render(path)
+    # The hierarchy splits groups this wide into sections; without them, the page's own limit
+    # is what stops the layout.
+    from graphviz_tb import hierarchy
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hierarchy, "SECTION_LIMIT", 10_000)
+        graphviz_tb.load(gd).render(path)
     return path
 
 
@@ -579,6 +626,89 @@ def test_trace_inputs_go_back_through_a_function_body(open_page: Any, tmp_path: 
     assert "NoOp" not in lit  # Identity waits for it by a control edge only
     page.js("window.tbgraph.setTraceControl(true)")
     assert "NoOp" in page.js("window.tbgraph.traceInputs('Identity')")
+
+
+def test_trace_goes_through_a_call_argument_by_argument(open_page: Any, tmp_path: Path) -> None:
+    """TF2 Keras: ``StatefulPartitionedCall`` passes its inputs (the ``images`` placeholder, the
+    layers' variables) to the arguments of its body one by one.  Tracing one argument's inputs
+    goes back to that argument's producer only; tracing a producer's outputs reaches the
+    argument it feeds, and not the others."""
+    path = tmp_path / "keras.html"
+    graph = graphviz_tb.load(str(KERAS_CNN))
+    graph.render(path)
+    g = graph.model.graph
+    call = "StatefulPartitionedCall"
+    producers = {u: d["dst_input"] for u, _, d in g.in_edges(call, data=True)}
+    args = {v: d["src_output"] for _, v, d in g.out_edges(call, data=True)
+            if g.nodes[v]["role"] == "arg"}
+    assert len(args) == len(producers) == 7 and producers["images"] == 0
+    image_arg = f"{call}/images"
+    assert args[image_arg] == 0
+    page = open_page(path)
+    assert page.js("(n) => window.tbgraph.expand(n)", call) is True
+    assert set(args) | set(producers) <= set(page.visible())
+    # One argument's inputs: its producer, not the other arguments' producers (nor the others).
+    for arg, slot in args.items():
+        lit = set(page.js("(n) => window.tbgraph.traceInputs(n)", arg))
+        [mine] = [u for u, s in producers.items() if s == slot]
+        assert {arg, mine} <= lit, (arg, lit)
+        assert not (set(producers) - {mine}) & lit, (arg, lit)
+        assert not (set(args) - {arg}) & lit, (arg, lit)
+    # The images placeholder's outputs: its argument and on through the body to the result,
+    # but no other argument.
+    lit = set(page.js("window.tbgraph.traceOutputs('images')"))
+    assert {"images", image_arg, "Identity", f"{call}/identity",
+            f"{call}/keras_cnn_1"} <= lit, lit
+    assert not (set(args) - {image_arg}) & lit, lit
+    assert not (set(producers) - {"images"}) & lit, lit
+    # A variable's outputs: its own argument only, and the layer that reads it.
+    variable = next(u for u, s in producers.items() if s == 1)
+    lit = set(page.js("(n) => window.tbgraph.traceOutputs(n)", variable))
+    [its_arg] = [a for a, s in args.items() if s == 1]
+    assert its_arg in lit and not (set(args) - {its_arg}) & lit, lit
+    assert image_arg not in lit and "images" not in lit
+    # Only the wires followed light up: of the wires into the call, the traced argument's.
+    from graphviz_tb.options import RenderOptions
+
+    data = html_mod.build_data(graph, RenderOptions())
+    names = _names(data)
+    ends = zip(data["as"], data["ad"], strict=True)
+    wires = {(names[s], names[d]): a for a, (s, d) in enumerate(ends)}
+    page.js("(n) => window.tbgraph.traceInputs(n)", image_arg)
+    drawn = page.js("[...document.querySelectorAll('g.edge')].map(e => +e.dataset.agg)")
+    assert {wires[u, call] for u in producers} <= set(drawn)
+    lit_aggs = set(page.js("[...document.querySelectorAll('g.edge.hl')]"
+                           ".map(e => +e.dataset.agg)"))
+    lit = {pair for pair, a in wires.items() if a in lit_aggs}
+    assert ("images", call) in lit
+    assert not {(u, call) for u in producers if u != "images"} & lit, lit
+    # Selecting the call op itself still traces every input it has.
+    assert set(producers) <= set(page.js("(n) => window.tbgraph.traceInputs(n)", call))
+
+
+def test_trace_follows_a_loops_carried_values(open_page: Any, tmp_path: Path) -> None:
+    """TF2 ``While``: the body's results are the next iteration's arguments, and the
+    condition's result decides every result; the trace follows both, argument by argument."""
+    path = tmp_path / "cf.html"
+    graph = graphviz_tb.load(str(CONTROL_FLOW_V2))
+    graph.render(path)
+    page = open_page(path)
+    page.js("window.tbgraph.expand('loop/body')")
+    page.js("window.tbgraph.expand('loop/cond')")
+    g = graph.model.graph
+    args = {v: d["src_output"] for _, v, d in g.out_edges("loop", data=True)
+            if g.nodes[v]["role"] == "arg" and v.startswith("loop/body/")}
+    results = {n: d["ret_index"] for n, d in g.nodes(data=True)
+               if d.get("role") == "retval" and n.startswith("loop/body/")}
+    cond_result = next(n for n, d in g.nodes(data=True)
+                       if d.get("role") == "retval" and n.startswith("loop/cond/"))
+    for arg, slot in args.items():
+        lit = set(page.js("(n) => window.tbgraph.traceInputs(n)", arg))
+        # Its own result of the previous iteration (and so the condition, which decides it).
+        [carried] = [r for r, j in results.items() if j == slot]
+        assert {carried, cond_result} <= lit, (arg, lit)
+    lit = set(page.js("(n) => window.tbgraph.traceOutputs(n)", cond_result))
+    assert set(results) <= lit, lit
 
 
 def test_works_inside_a_sandboxed_iframe(browser: Any, pages: dict[str, Path],

@@ -10,14 +10,20 @@ column-oriented JSON:
 * every group's aggregated edges between its children, in the order :func:`~graphviz_tb.layout.
   compute_layout` feeds them to Graphviz, with their shape labels and widths;
 * every op edge (for tracing and for the details panel), ordered by the aggregated edge that
-  stands for it;
+  stands for it, with its source output and destination input slot (an edge from a call op into
+  an argument of its body carries the call's input slot it passes on, so the page's trace goes
+  through a call argument by argument);
+* the values ``While`` loops carry from one iteration to the next, which no edge shows;
 * per-op details: attributes (already cut by :mod:`graphviz_tb.attrs`) and outputs, both
   interned, because most ops share them;
 * the per-group layouts of the groups open at first.
 
-The page (``viewer/src``, bundled at build time into ``viewer/bundle.js`` with Graphviz compiled
-to WebAssembly) draws that at once, and re-lays out in place with the same per-group algorithm
-when a group is opened or closed.
+The page (``viewer/src``, bundled at build time into ``viewer/bundle.js``) draws that at once, and
+re-lays out in place with the same per-group algorithm when a group is opened or closed.
+Graphviz, compiled to WebAssembly, is most of the page's weight: it is built as a separate
+worker script, gzipped (``viewer/layout-worker.js.gz``) and embedded base64-encoded as inert
+data, which the page decompresses (``DecompressionStream``) and starts as a Web Worker from a
+``blob:`` URL only when a layout is first needed.
 
 Model strings are never parsed as markup: the JSON is embedded with ``<``, ``>`` and ``&``
 escaped, and the page only ever puts them in the DOM as text.  A Content-Security-Policy allows
@@ -37,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GraphvizTbError
+from ..functions import call_targets
 from ..hierarchy import AggEdge, Group, Member, OpNode
 from ..layout import (
     LABEL_H,
@@ -318,7 +325,43 @@ class _Builder:
                     op_edges.extend((self.ids[ou], self.ids[ov], code, d["dst_input"]))
                     n += 1
                 agg_cols["ae"].append(n)
-        return {**agg_cols, "edgeLabels": labels.values, "E": op_edges}
+        return {**agg_cols, "edgeLabels": labels.values, "E": op_edges,
+                "carry": self._loop_carry()}
+
+    def _loop_carry(self) -> list[int]:
+        """What a ``While`` loop carries between iterations, as dependencies for the page's trace
+        (flat ``[src, dst, ...]``, never drawn): the body's result ``i`` becomes argument ``i``
+        of the body and of the condition in the next iteration, and the condition's result
+        decides every result of the loop."""
+        graph, ops, ids = self.model.graph, self.h.ops, self.ids
+        groups = self.model.function_groups
+        results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
+        for m in self.members:
+            if isinstance(m, OpNode) and m.role == "retval":
+                data = graph.nodes[m.name]
+                prefix = m.name.rpartition("/")[0]
+                if groups.get(prefix) == data.get("function") and "ret_index" in data:
+                    results.setdefault(prefix, {})[data["ret_index"]] = ids[m]
+        out: list[int] = []
+        for m in self.members:
+            data = graph.nodes[m.name] if isinstance(m, OpNode) else None
+            if not data or not data.get("calls") or data["node_def"] is None:
+                continue
+            subs = {sub for sub, _ in call_targets(data["node_def"], self.model.functions)[0]}
+            if subs != {"cond", "body"}:
+                continue
+            body = results.get(f"{m.name}/body", {})
+            for _, v, d in graph.out_edges(m.name, data=True):
+                arg = ops.get(v)
+                src = body.get(d["src_output"])
+                if (d["kind"] != CONTROL and src is not None and arg in ids
+                        and arg.role == "arg"):
+                    out.extend((src, ids[arg]))
+            cond = results.get(f"{m.name}/cond", {}).get(0)
+            if cond is not None:
+                for i in sorted(body):
+                    out.extend((cond, body[i]))
+        return out
 
     # -- the initial layouts
 
@@ -408,24 +451,26 @@ def build_data(graph: Graph, options: RenderOptions,
 # --------------------------------------------------------------------------- the page
 
 
-def _read_viewer() -> tuple[str, str]:
-    bundle = VIEWER_DIR / "bundle.js"
-    if not bundle.is_file():
+def _read_viewer() -> tuple[str, str, str]:
+    """The viewer's script, its style, and its layout worker (gzipped, as base64)."""
+    bundle, worker = VIEWER_DIR / "bundle.js", VIEWER_DIR / "layout-worker.js.gz"
+    missing = [p for p in (bundle, worker) if not p.is_file()]
+    if missing:
         raise GraphvizTbError(
-            f"the HTML viewer is not built ({bundle} is missing); run 'make viewer' "
-            "(it needs Node.js and npm) in the graphviz_tb source tree"
+            f"the HTML viewer is not built ({', '.join(map(str, missing))} missing); run "
+            "'make viewer' (it needs Node.js and npm) in the graphviz_tb source tree"
         )
     script = bundle.read_text(encoding="utf-8")
     style = (VIEWER_DIR / "viewer.css").read_text(encoding="utf-8")
     # A bundle is inlined between <script> tags: it must not close them itself.
     script = re.sub(r"</(script)", r"<\\/\1", script, flags=re.IGNORECASE)
-    return script, style
+    return script, style, base64.b64encode(worker.read_bytes()).decode("ascii")
 
 
 def render_html(graph: Graph, options: RenderOptions,
                 progress: Callable[[int, int], None] | None = None) -> str:
     """The viewer page for ``graph``: one self-contained HTML document."""
-    script, style = _read_viewer()
+    script, style, worker = _read_viewer()
     data = build_data(graph, options, progress)
     payload = _script_safe(_json(data))
     title = html.escape(clean_text(options.title or graph.name, 200), quote=True)
@@ -457,6 +502,8 @@ def render_html(graph: Graph, options: RenderOptions,
         "</head>\n<body>\n"
         "<div id=\"app\"><noscript>This graph viewer needs JavaScript.</noscript></div>\n"
         f"<script type=\"application/json\" id=\"tbgraph-data\">{payload}</script>\n"
+        # Inert data (never run as it is): the worker's script, decoded by the viewer.
+        f"<script type=\"application/octet-stream\" id=\"tbgraph-worker\">{worker}</script>\n"
         f"<script>{script}</script>\n"
         "</body>\n</html>\n"
     )

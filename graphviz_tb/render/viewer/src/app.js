@@ -243,11 +243,8 @@ export class App {
 
   _wireHit(a) {
     const g = this.g;
-    const { mark, control } = this.trace;
-    for (let e = g.aeStart[a]; e < g.aeStart[a + 1]; e++) {
-      if (!control && (g.ecode[e] & 3) === 1) continue;
-      if (mark[g.esrc[e]] && mark[g.edst[e]]) return true;
-    }
+    const { emark } = this.trace;
+    for (let e = g.aeStart[a]; e < g.aeStart[a + 1]; e++) if (emark[e]) return true;
     return false;
   }
 
@@ -273,35 +270,92 @@ export class App {
 
   // Transitive inputs ("in") or outputs ("out") of member i, through every op inside
   // collapsed groups and function bodies; control edges unless switched off.
+  //
+  // A call into a function body is followed argument by argument: from argument i back to the
+  // producer of the call's matching input only, and from a producer into the call on to the
+  // matching arguments only.  The call's control inputs (when control edges count) and its
+  // inputs that feed no argument (the predicate of an If, the index of a Case) decide whether
+  // the body runs at all, so they are inputs of every argument, and an output of theirs reaches
+  // all of the call.  The op edges followed are marked, so only they light up.
   computeTrace(root, dir) {
     const g = this.g;
     const control = this.traceControl;
-    const mark = new Uint8Array(g.n);
+    const mark = new Uint8Array(g.n); // lit
+    const done = new Uint8Array(g.n); // all edges followed (calls passed by one slot: not)
+    const emark = new Uint8Array(g.ne);
+    const passed = new Map(); // call -> slots passed through
     const queue = [];
-    for (let i = root; i < root + g.size[root]; i++) {
-      if (g.isOp(i)) {
-        mark[i] = 1;
-        queue.push(i);
+    const visit = (u) => {
+      mark[u] = 1;
+      if (!done[u]) {
+        done[u] = 1;
+        queue.push(u);
       }
-    }
-    const start = dir === "in" ? g.inStart : g.outStart;
-    const list = dir === "in" ? g.inList : g.outList;
-    const other = dir === "in" ? g.esrc : g.edst;
-    while (queue.length) {
-      const v = queue.pop();
-      for (let k = start[v]; k < start[v + 1]; k++) {
-        const e = list[k];
-        if (!control && (g.ecode[e] & 3) === 1) continue;
-        const u = other[e];
-        if (!mark[u]) {
-          mark[u] = 1;
-          queue.push(u);
+    };
+    const firstPass = (c, slot) => {
+      mark[c] = 1;
+      let slots = passed.get(c);
+      if (!slots) passed.set(c, (slots = new Set()));
+      if (slots.has(slot)) return false;
+      slots.add(slot);
+      return true;
+    };
+    // Back from argument `slot` of call c: its input there, and what gates the whole call.
+    const backThrough = (c, slot) => {
+      if (!firstPass(c, slot)) return;
+      const args = g.argSlots(c);
+      for (let k = g.inStart[c]; k < g.inStart[c + 1]; k++) {
+        const f = g.inList[k];
+        const gate = g.isControl(f) ? control : !args.has(g.eslot[f]);
+        if (gate || (!g.isControl(f) && g.eslot[f] === slot)) {
+          emark[f] = 1;
+          visit(g.esrc[f]);
         }
       }
+    };
+    // On from input `slot` of call c: the arguments it feeds (a gating input: all of c).
+    const onThrough = (c, slot) => {
+      if (!g.argSlots(c).has(slot)) {
+        visit(c);
+        return;
+      }
+      if (!firstPass(c, slot)) return;
+      for (let k = g.outStart[c]; k < g.outStart[c + 1]; k++) {
+        const f = g.outList[k];
+        if (g.isArgEdge(f) ? g.argSlot(f) === slot : control || !g.isControl(f)) {
+          emark[f] = 1;
+          visit(g.edst[f]);
+        }
+      }
+    };
+    for (let i = root; i < root + g.size[root]; i++) if (g.isOp(i)) visit(i);
+    const into = dir === "in";
+    while (queue.length) {
+      const v = queue.pop();
+      const start = into ? g.inStart : g.outStart;
+      const list = into ? g.inList : g.outList;
+      for (let k = start[v]; k < start[v + 1]; k++) {
+        const e = list[k];
+        if (!control && g.isControl(e)) continue;
+        emark[e] = 1;
+        if (into) {
+          if (g.isArgEdge(e)) backThrough(g.esrc[e], g.argSlot(e));
+          else visit(g.esrc[e]);
+        } else if (g.opensBody[g.edst[e]] && !g.isArgEdge(e) && !g.isControl(e)) {
+          onThrough(g.edst[e], g.eslot[e]);
+        } else {
+          visit(g.edst[e]);
+        }
+      }
+      // Values a loop carries to its next iteration.
+      const cstart = into ? g.cinStart : g.coutStart;
+      const clist = into ? g.cinList : g.coutList;
+      const cother = into ? g.csrc : g.cdst;
+      for (let k = cstart[v]; k < cstart[v + 1]; k++) visit(cother[clist[k]]);
     }
     const pref = new Int32Array(g.n + 1);
     for (let i = 0; i < g.n; i++) pref[i + 1] = pref[i] + mark[i];
-    return { root, dir, control, mark, pref, count: pref[g.n] };
+    return { root, dir, control, mark, emark, pref, count: pref[g.n] };
   }
 
   setTrace(root, dir) {

@@ -10,6 +10,8 @@ export const ROLE_NAMES = ["op", "missing", "arg", "retval"];
 export const EDGE_KINDS = ["data", "control", "ref"];
 
 const CONST_OPS = new Set(["Const", "HostConst"]);
+const ARG = -2; // kind of an _Arg op (role 2)
+const CONTROL = 1;
 
 export class Graph {
   constructor(d) {
@@ -93,7 +95,8 @@ export class Graph {
       this.aggEnd[g] = a + 1;
     }
 
-    // Op edges (src, dst, code = kind | back << 2 | srcOutput << 3, dst slot), and adjacency.
+    // Op edges (src, dst, code = kind | back << 2 | srcOutput << 3, dst input slot), and
+    // adjacency.
     const E = d.E;
     const ne = E.length / 4;
     this.ne = ne;
@@ -109,6 +112,23 @@ export class Graph {
     }
     [this.inStart, this.inList] = csr(n, this.edst, ne);
     [this.outStart, this.outList] = csr(n, this.esrc, ne);
+    // Calls whose function bodies were opened: ops with an edge into an argument.
+    this.opensBody = new Uint8Array(n);
+    for (let e = 0; e < ne; e++) if (this.isArgEdge(e)) this.opensBody[this.esrc[e]] = 1;
+    this._argSlots = new Map();
+
+    // What While loops carry between iterations (src, dst pairs): dependencies for the trace
+    // that no edge shows, never drawn.
+    const C = d.carry || [];
+    const nc = C.length / 2;
+    this.csrc = new Int32Array(nc);
+    this.cdst = new Int32Array(nc);
+    for (let c = 0; c < nc; c++) {
+      this.csrc[c] = C[2 * c];
+      this.cdst[c] = C[2 * c + 1];
+    }
+    [this.cinStart, this.cinList] = csr(n, this.cdst, nc);
+    [this.coutStart, this.coutList] = csr(n, this.csrc, nc);
     this._lower = null;
   }
 
@@ -141,6 +161,29 @@ export class Graph {
     const op = this.opType(i);
     if (CONST_OPS.has(op) || op === label) return [label];
     return [label, op];
+  }
+
+  isControl(e) { return (this.ecode[e] & 3) === CONTROL; }
+
+  // Whether op edge e runs from a call op into an argument of one of its function bodies; such
+  // an edge carries, as its source output, the call's input slot it passes on.
+  isArgEdge(e) { return (this.ecode[e] & 3) !== CONTROL && this.kind[this.edst[e]] === ARG; }
+
+  argSlot(e) { return this.ecode[e] >> 3; }
+
+  // The input slots of op c that feed arguments of its function bodies (none: c is no call, or
+  // its bodies were not opened).
+  argSlots(c) {
+    let slots = this._argSlots.get(c);
+    if (!slots) {
+      slots = new Set();
+      for (let k = this.outStart[c]; k < this.outStart[c + 1]; k++) {
+        const e = this.outList[k];
+        if (this.isArgEdge(e)) slots.add(this.argSlot(e));
+      }
+      this._argSlots.set(c, slots);
+    }
+    return slots;
   }
 
   edgeKind(a) {

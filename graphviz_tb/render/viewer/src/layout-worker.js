@@ -1,5 +1,6 @@
 // Graphviz (WebAssembly) in a Web Worker, so a long layout never freezes the page and can be
-// stopped.  The main bundle carries this file's bundle as text and starts it from a blob: URL.
+// stopped.  Bundled on its own (scripts/build-viewer.mjs) and gzipped; the page carries it as
+// base64 data, and layout.js decompresses it and starts it from a blob: URL.
 //
 // Messages in:  { id, dot }  (dot === null only warms the engine up)
 // Messages out: { id, output } with Graphviz's json0 text, or { id, error, fatal }.

@@ -9,8 +9,6 @@
 // with coordinates relative to the content's lower-left corner (y up, as in DOT); a wire end
 // is a member index, or -1 - k for stub k.
 
-import WORKER_SOURCE from "tbgraph:layout-worker";
-
 export const PT = 72;
 const CHAR = 0.58;
 const CONVENTIONAL = new RegExp(
@@ -126,6 +124,22 @@ function parseSpline(pos, bx, by) {
   return [points, tip];
 }
 
+// The worker's script (Graphviz and layout-worker.js) comes gzipped and base64-encoded as inert
+// data in the page (see graphviz_tb/render/html.py); it is decompressed with the browser's own
+// DecompressionStream into a Blob, and the worker starts from that Blob's blob: URL.
+export async function workerBlob(base64) {
+  if (!base64) throw new Error("the page carries no layout engine");
+  if (typeof DecompressionStream !== "function") {
+    throw new Error("this browser cannot decompress it (no DecompressionStream)");
+  }
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const code = await new Response(stream).arrayBuffer();
+  return new Blob([code], { type: "text/javascript" });
+}
+
 // Graphviz runs in a Web Worker (see layout-worker.js), started on first use.  A layout that
 // takes longer than `timeoutMs` is stopped by ending the worker; the next one starts afresh.
 class Engine {
@@ -134,15 +148,21 @@ class Engine {
     this.pending = new Map();
     this.nextId = 1;
     this.timeoutMs = 20000;
-    this.url = null;
+    this.source = () => ""; // the worker's script, gzipped and base64-encoded (set by main.js)
+    this.url = null; // a promise of the worker script's blob: URL, made once
   }
 
-  start() {
-    if (this.worker) return this.worker;
+  workerUrl() {
     if (!this.url) {
-      this.url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+      this.url = workerBlob(this.source()).then((blob) => URL.createObjectURL(blob));
+      this.url.catch(() => { this.url = null; });
     }
-    const worker = new Worker(this.url);
+    return this.url;
+  }
+
+  start(url) {
+    if (this.worker) return this.worker;
+    const worker = new Worker(url);
     worker.onmessage = (ev) => {
       const job = this.pending.get(ev.data.id);
       if (!job) return;
@@ -179,11 +199,19 @@ class Engine {
   }
 
   // Graphviz's json0 text for a DOT text (null: only compile the engine).
-  run(dot, what) {
+  async run(dot, what) {
+    let url;
+    try {
+      url = await this.workerUrl();
+    } catch (err) {
+      throw new Error(`the layout engine cannot start here: ${err.message || err}`);
+    }
+    // From here on synchronous up to postMessage, so no other job can stop the worker between
+    // its start and this job's message.
     return new Promise((resolve, reject) => {
       let worker;
       try {
-        worker = this.start();
+        worker = this.start(url);
       } catch (err) {
         reject(new Error(`the layout engine cannot start here: ${err.message || err}`));
         return;

@@ -490,6 +490,9 @@ async function boot() {
     fail(root, `This page holds data of version ${data.version}; the viewer reads ${DATA_VERSION}.`);
     return;
   }
+  // Graphviz's worker, gzipped and base64-encoded: decoded when a layout is first needed.
+  const workerData = document.getElementById("tbgraph-worker");
+  engine.source = () => (workerData ? workerData.textContent.trim() : "");
   const graph = new Graph(data);
   const svg = svgEl("svg", { class: "canvas", role: "img", "aria-label": "graph" });
   const app = new App(graph, data, svg);
