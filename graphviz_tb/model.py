@@ -214,7 +214,8 @@ class GraphModel:
         return info
 
     def data_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
-        for u, v, k, d in self.graph.edges(keys=True, data=True):
+        """The data and reference edges (everything but control), as :meth:`iter_edges`."""
+        for u, v, k, d in self.iter_edges():
             if d["kind"] != CONTROL:
                 yield u, v, k, d
 
@@ -342,7 +343,7 @@ def _wire_graph_inputs(builder: _Builder, node_defs: Iterable[tuple[str, Any]]) 
         for slot, text in enumerate(node_def.input):
             if ":" not in text and text and text[0] != "^" and text in ops and text != name:
                 # The common case, inlined (this loop runs once per edge of the graph).
-                kind = REF if mutating and ops[text] in _VARIABLE_OPS else DATA
+                kind = REF if mutating and is_ref_edge(ops[text], ops[name]) else DATA
                 keydict = succ[text].get(name)
                 if keydict is None:
                     keydict = succ[text][name] = pred[name][text] = {}

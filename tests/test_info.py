@@ -70,7 +70,7 @@ def test_saved_model_signatures_become_inputs_and_outputs(
 def test_text_summary_names_counts_and_groups(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["info", str(REPO / "samples" / "mnist_tf1.pb")]) == 0
     out = capsys.readouterr().out
-    assert "ops: 435" in out or f"ops: {MANIFEST[0]['nodes']:,}" in out
+    assert f"ops: {MANIFEST[0]['nodes']:,}" in out
     assert "top-level groups" in out and "conv1" in out
     assert "reference" in out
 
