@@ -1,7 +1,5 @@
 """``python -m graphviz_tb`` runs the ``tbgraph`` command."""
 
-import sys
+from .cli import run
 
-from .cli import main
-
-sys.exit(main())
+run()

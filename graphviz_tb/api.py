@@ -12,6 +12,7 @@ import os
 from collections.abc import Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._gc import paused_gc
 from .options import LoadOptions, RenderOptions
 
 if TYPE_CHECKING:
@@ -207,6 +208,7 @@ class Graph:
         return f"<graphviz_tb.Graph {self.name!r}: {self.model.top_level_nodes:,} nodes>"
 
 
+@paused_gc
 def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Graph:
     """Read a graph from a path or a live TensorFlow object.
 

@@ -8,7 +8,9 @@ before a subcommand runs, so ``tbgraph --help`` answers at once.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -249,6 +251,21 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
     for w in caught:
         print(f"tbgraph: warning: {printable(' '.join(str(w.message).split()))}",
               file=sys.stderr)
+
+
+def run() -> None:
+    """The ``tbgraph`` console script: :func:`main`, then a quick exit.
+
+    A render leaves a few hundred thousand objects alive (the model and its scope tree), and
+    freeing them one by one at interpreter shutdown took 0.8 s on NASNet-Large, a quarter of
+    the whole default render.  Once the output is written and the streams flushed, nothing is
+    left to clean up that the operating system does not reclaim, so the process exits at once.
+    """
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

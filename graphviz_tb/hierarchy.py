@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._gc import paused_gc
 from .model import CONTROL, DATA, REF
 
 if TYPE_CHECKING:
@@ -470,6 +471,7 @@ def _sections(h: Hierarchy) -> None:
         group.children = sections
 
 
+@paused_gc
 def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
     """Group the model's ops into scopes, function bodies, prefix groups and series.
 

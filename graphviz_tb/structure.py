@@ -94,12 +94,15 @@ def _canonical(group: Group, label: dict[int, int], intern: _Interner
                ) -> tuple[tuple, bool]:
     """A description of the group's wiring, and whether it is canonical (exact).
 
-    With all children labelled differently the sorted labelled edge list determines the graph
-    up to isomorphism, so equal descriptions mean equal structure.  Duplicate labels are first
-    refined by their neighbourhoods (two rounds of colour refinement); only if duplicates remain
-    is the description a mere bucket key that needs an isomorphism check.
+    Children's labels are first refined by their neighbourhoods (up to two rounds of colour
+    refinement).  The description is the sorted label multiset and the sorted labelled edge
+    list; it is exact (equal descriptions mean equal structure) when :func:`_determined` says
+    the description pins the graph down.  Otherwise it is only a bucket key, and equality
+    needs an isomorphism check.
     """
     children = group.children
+    if len(children) == 1 and not group.edges:
+        return ((label[id(children[0])],), ()), True
     lab = {id(m): label[id(m)] for m in children}
     edges = [(id(a), id(b), (agg.counts["data"], agg.counts["control"], agg.counts["ref"]))
              for (a, b), agg in group.edges.items()]
@@ -113,10 +116,34 @@ def _canonical(group: Group, label: dict[int, int], intern: _Interner
             ins[b].append((lab[a], t))
         lab = {k: intern((v, tuple(sorted(ins[k])), tuple(sorted(outs[k]))))
                for k, v in lab.items()}
-    exact = len(set(lab.values())) == len(lab)
-    description = (tuple(sorted(lab.values())),
-                   tuple(sorted((lab[a], lab[b], t) for a, b, t in edges)))
-    return description, exact
+    labels = sorted(lab.values())
+    wiring = sorted((lab[a], lab[b], t) for a, b, t in edges)
+    return (tuple(labels), tuple(wiring)), _determined(labels, wiring)
+
+
+def _determined(labels: list[int], wiring: list[tuple]) -> bool:
+    """Whether any two graphs with this description are isomorphic.
+
+    True when every label is distinct.  Also when children that share a label are twins: no
+    edge joins two of them, and each entry of the edge list that touches a shared label occurs
+    once per child bearing it.  Then each such child has the same edges to the same uniquely
+    labelled children, so the description fixes the graph up to swapping twins.  That covers
+    the symmetric groups that used to go to an isomorphism search (a fan-out into two alike
+    ops, several unconnected alike ops), and it is a property of the description alone, so
+    two groups with one description always agree on it.
+    """
+    count: dict[int, int] = {}
+    for x in labels:
+        count[x] = count.get(x, 0) + 1
+    if len(count) == len(labels):
+        return True
+    seen: dict[tuple, int] = {}
+    for entry in wiring:
+        a, b, _ = entry
+        if count[a] > 1 and count[b] > 1:
+            return False
+        seen[entry] = seen.get(entry, 0) + 1
+    return all(n == max(count[e[0]], count[e[1]]) for e, n in seen.items())
 
 
 def _by_names(group: Group, label: dict[int, int]) -> tuple | None:

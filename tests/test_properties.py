@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import pytest
 from hostile_inputs import (
     HOSTILE_NAMES,
@@ -170,6 +171,87 @@ def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: b
             assert agg.total == len(agg.edges)
         assert grp.template is not None
     assert all(isinstance(g, Group) for g in h.groups.values())
+
+
+@settings(max_examples=150, deadline=None)
+@given(graph_defs())
+def test_back_edges_leave_a_dag(gd: Any) -> None:
+    """Cycles stay in the model, but without the edges marked ``back`` the graph is acyclic,
+    and every edge out of a NextIteration is one of them."""
+    g = build_model(gd).graph
+    forward = nx.DiGraph((u, v) for u, v, back in g.edges(data="back") if not back)
+    assert nx.is_directed_acyclic_graph(forward)
+    for u, _, back in g.edges(data="back"):
+        if g.nodes[u]["op"] in ("NextIteration", "RefNextIteration"):
+            assert back
+
+
+@st.composite
+def _alike_blocks(draw: st.DrawFn) -> Any:
+    """Copies of one small wired motif under scopes ``blk0 ... blkN``, each with its ops named
+    in a shuffled order and now and then one extra edge: alike, twin-rich groups, some truly
+    the same and some not, and no name bijection to give the answer away."""
+    k = draw(st.integers(1, 5))
+    types = draw(st.lists(st.sampled_from(["Add", "Mul"]), min_size=k, max_size=k))
+    pairs = [(i, j) for i in range(k) for j in range(k) if i != j]
+    motif = draw(st.lists(st.sampled_from(pairs), max_size=6, unique=True)) if pairs else []
+    nodes = []
+    for c in range(draw(st.integers(2, 4))):
+        perm = draw(st.permutations(range(k)))
+        wiring = motif + (draw(st.lists(st.sampled_from(pairs), max_size=1)) if pairs else [])
+        for i in range(k):
+            ins = [f"blk{c}/n{perm[j]}" for j, dst in wiring if dst == i]
+            nodes.append(node(f"blk{c}/n{perm[i]}", types[i], ins))
+    return graph_def(nodes)
+
+
+def _labelled(model: Any, group: Group) -> nx.DiGraph:
+    """A group's ops as a digraph labelled with op types and edge multiplicities per kind."""
+    names = {m.name for m in group.children}
+    g = nx.DiGraph()
+    for name in names:
+        g.add_node(name, t=model.graph.nodes[name]["op"])
+    for u, v, kind in model.graph.edges(data="kind"):
+        if u in names and v in names:
+            if not g.has_edge(u, v):
+                g.add_edge(u, v, t=Counter())
+            g.edges[u, v]["t"][kind] += 1
+    return g
+
+
+def _rings(*sizes: int) -> list[Any]:
+    """Ops ``n0 ...`` of one type wired into rings of these sizes."""
+    nodes, start = [], 0
+    for size in sizes:
+        for i in range(size):
+            nodes.append((f"n{start + i}", f"n{start + (i - 1) % size}"))
+        start += size
+    return nodes
+
+
+# A ring of six and two rings of three: every op has one input and one output of the same
+# type, so colour refinement cannot tell them apart, but they are not the same structure.
+_RINGS = graph_def(node(f"blk{c}/{name}", "Add", [f"blk{c}/{src}"])
+                   for c, ring in enumerate([_rings(6), _rings(3, 3)]) for name, src in ring)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_alike_blocks())
+@example(_RINGS)
+def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
+    """The templates' shortcuts (canonical descriptions, twins, name witnesses) agree with a
+    plain labelled isomorphism test on every pair of groups."""
+    model = build_model(gd)
+    h = build_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
+    blocks = [grp for grp in h.groups.values() if grp.name.startswith("blk")]
+    graphs = {grp.name: _labelled(model, grp) for grp in blocks}
+    same_label = nx.algorithms.isomorphism.categorical_node_match("t", None)
+    same_edge = nx.algorithms.isomorphism.categorical_edge_match("t", None)
+    for a in blocks:
+        for b in blocks:
+            iso = nx.is_isomorphic(graphs[a.name], graphs[b.name], node_match=same_label,
+                                   edge_match=same_edge)
+            assert (a.template == b.template) == iso, (a.name, b.name)
 
 
 @settings(max_examples=60, deadline=None)

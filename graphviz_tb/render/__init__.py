@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._gc import paused_gc
 from ..errors import GraphvizTbError
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def format_for(path: str | os.PathLike[str] | None, fmt: str | None) -> str:
     return fmt
 
 
+@paused_gc
 def render_bytes(graph: Graph, fmt: str, options: RenderOptions,
                  progress: Callable[[int, int], None] | None = None) -> bytes:
     """Render ``graph`` in ``fmt`` with ``options``; deterministic for the same inputs."""
