@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._gc import paused_gc
 from .model import CONTROL, DATA, REF
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Container, Iterable, Iterator
 
     from .model import GraphModel
     from .options import RenderOptions
-    from .structure import Templates
 
 __all__ = [
     "AggEdge",
@@ -46,19 +44,24 @@ SECTION_SIZE = 200
 _NUMBERED = re.compile(r"^(.*?)(_?)(\d+)$")
 
 
-@dataclass(eq=False)
 class Member:
-    """Anything drawn: an op or a group.  ``name`` is the full name; identity is the object."""
+    """Anything drawn: an op or a group.  ``name`` is the full name; identity is the object.
 
-    name: str
-    parent: Group | None = field(default=None, repr=False)
-    depth: int = 0
-    #: The short name shown in the picture: the last scope component.  A plain attribute set
-    #: once (names never change): functools.cached_property takes a lock on every access.
-    label: str = field(init=False, repr=False)
+    Plain classes with slots, not dataclasses: a 65,000-op graph makes about 100,000 members,
+    and their construction was a tenth of the default render.
+    """
 
-    def __post_init__(self) -> None:
-        self.label = self.name.rstrip("/").rsplit("/", 1)[-1] or self.name
+    __slots__ = ("depth", "label", "name", "parent")
+
+    def __init__(self, name: str, parent: Group | None = None, depth: int = 0) -> None:
+        self.name = name
+        self.parent = parent
+        self.depth = depth
+        #: The short name shown in the picture: the last scope component.
+        self.label = name.rstrip("/").rsplit("/", 1)[-1] or name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
 
     def ancestors(self) -> Iterator[Group]:
         node = self.parent
@@ -67,16 +70,17 @@ class Member:
             node = node.parent
 
 
-@dataclass(eq=False)
 class OpNode(Member):
     """One op of the model, as a leaf of the hierarchy."""
 
-    op: str = ""
-    role: str = "op"
+    __slots__ = ("op", "role")
+    is_group = False
 
-    @property
-    def is_group(self) -> bool:
-        return False
+    def __init__(self, name: str, parent: Group | None = None, depth: int = 0, op: str = "",
+                 role: str = "op") -> None:
+        super().__init__(name, parent, depth)
+        self.op = op
+        self.role = role
 
 
 class AggEdge:
@@ -107,28 +111,44 @@ class AggEdge:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def merge(self, other: AggEdge) -> None:
-        for kind, n in other.counts.items():
-            self.counts[kind] += n
-        self.back += other.back
-        self.edges.extend(other.edges)
 
-
-@dataclass(eq=False)
 class Group(Member):
     """A collapsible group: ``root``, ``scope``, ``function``, ``prefix``, ``series`` or
-    ``section`` (a slice of an oversized group)."""
+    ``section`` (a slice of an oversized group).
 
-    kind: str = "scope"
-    children: list[Member] = field(default_factory=list, repr=False)
-    op_count: int = 0
-    function: str | None = None
-    edges: dict[tuple[Member, Member], AggEdge] = field(default_factory=dict, repr=False)
-    template: int | None = None
+    ``edges`` and ``template`` are computed on first use (see :class:`Hierarchy`): a picture
+    needs them only for the groups it draws.
+    """
+
+    __slots__ = ("_edges", "_template", "children", "function", "kind", "op_count", "owner")
+    is_group = True
+
+    def __init__(self, name: str, owner: Hierarchy, parent: Group | None = None,
+                 depth: int = 0, kind: str = "scope") -> None:
+        super().__init__(name, parent, depth)
+        self.owner = owner
+        self.kind = kind
+        self.children: list[Member] = []
+        self.op_count = 0
+        self.function: str | None = None
+        self._edges: dict[tuple[Member, Member], AggEdge] | None = None
+        #: Structural template id, set by :class:`~graphviz_tb.structure.Templates`.
+        self._template: int | None = None
 
     @property
-    def is_group(self) -> bool:
-        return True
+    def edges(self) -> dict[tuple[Member, Member], AggEdge]:
+        """The model edges between two of this group's children, aggregated per pair."""
+        if self._edges is None:
+            self.owner.aggregate(self)
+        return self._edges  # type: ignore[return-value]
+
+    @property
+    def template(self) -> int:
+        """The structural template: equal ids mean equal structure (op types and wiring,
+        recursively)."""
+        if self._template is None:
+            self.owner.templates.of(self)
+        return self._template  # type: ignore[return-value]
 
     def walk(self) -> Iterator[Member]:
         """Every member below this group, parents before children, iteratively (deep trees)."""
@@ -141,14 +161,25 @@ class Group(Member):
 
 
 class Hierarchy:
-    """The tree of groups over a :class:`~graphviz_tb.model.GraphModel`."""
+    """The tree of groups over a :class:`~graphviz_tb.model.GraphModel`.
+
+    The tree itself is built eagerly (every op placed, every scope, prefix, series and section
+    group made), but the aggregated edges and structural templates of a group are computed
+    when first asked for.  The default view of NASNet-Large draws nine groups of 35,000; its
+    edges and colours need only the top level (and the groups numbered series are tried on),
+    which is what brings it within a few times the protobuf parse.  :meth:`complete` computes
+    everything, for the interactive viewer that ships the whole tree.
+    """
 
     def __init__(self, model: GraphModel) -> None:
+        from .structure import Templates
+
         self.model = model
-        self.root = Group(name="", kind="root")
+        self.root = Group("", self, kind="root")
         self.groups: dict[str, Group] = {}
         self.ops: dict[str, OpNode] = {}
-        self.templates: Templates | None = None
+        self.templates = Templates(self)
+        self._order: dict[str, int] | None = None
 
     def lookup(self, name: str) -> Member | None:
         """The group of that full name, else the op of that name."""
@@ -163,6 +194,55 @@ class Hierarchy:
         """Every group, deepest first: children are decided before their parents."""
         return sorted(self.all_groups(), key=lambda g: -g.depth)
 
+    def aggregate(self, group: Group) -> None:
+        """Fill one group's ``edges``: every model edge between two different children.
+
+        Edges are visited in model order (source op, then destination, then input slot), the
+        same order :func:`aggregate_edges` uses, so a group's edges do not depend on which of
+        the two filled them.
+        """
+        where: dict[str, Member] = {}  # op name -> the child of ``group`` holding it
+        for child in group.children:
+            if isinstance(child, OpNode):
+                where[child.name] = child
+            else:
+                for m in child.walk():  # type: ignore[attr-defined]
+                    if isinstance(m, OpNode):
+                        where[m.name] = child
+        succ, edges = self.model.graph._succ, {}
+        for u in sorted(where, key=self.order().__getitem__):
+            a = where[u]
+            for v, keydict in succ[u].items():
+                b = where.get(v)
+                if b is None or (b is a and (u != v or isinstance(a, Group))):
+                    continue  # outside, or within one child (only an op's self-loop stays)
+                _count_into(edges, a, b, u, v, keydict)
+        group._edges = edges
+
+    def order(self) -> dict[str, int]:
+        """Each op's position in the model (edge aggregation visits ops in this order)."""
+        if self._order is None:
+            self._order = {name: i for i, name in enumerate(self.model.graph._succ)}
+        return self._order
+
+    def complete(self) -> None:
+        """Aggregate every edge and assign every template (the viewer ships them all)."""
+        aggregate_edges(self)
+        self.templates.complete()
+
+
+def _count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member, u: str,
+                v: str, keydict: dict[int, dict[str, Any]]) -> None:
+    """Add the model edges ``u -> v`` (one per input slot) to the aggregate ``a -> b``."""
+    agg = edges.get((a, b))
+    if agg is None:
+        agg = edges[(a, b)] = AggEdge(a, b)
+    counts, members = agg.counts, agg.edges
+    for k, d in keydict.items():
+        counts[d["kind"]] += 1
+        agg.back += d["back"]
+        members.append((u, v, k))
+
 
 def scope_path(name: str) -> list[str]:
     """Scope path of a name; empty components (``a//b``, a trailing ``/``) are dropped."""
@@ -172,50 +252,47 @@ def scope_path(name: str) -> list[str]:
     return parts or [name]
 
 
-def _ensure_group(h: Hierarchy, parts: list[str]) -> Group:
-    """The group for a scope path, creating it and its ancestors (iteratively).
+def _ensure_group(h: Hierarchy, path: str) -> Group:
+    """The group for a clean scope path (no empty components), creating it and its ancestors.
 
     The search starts from the deepest ancestor that already exists, not from the root: ops
     usually arrive beside or just below a known scope, and walking down from the root re-hashed
     every ancestor's full name, which made a scope nested 3,000 deep cost seconds (quadratic in
     the depth, times the name length).
     """
-    path = "/".join(parts)
+    groups = h.groups
     cut = len(path)
     missing: list[int] = []  # where the names of the groups to create end in ``path``
-    while cut > 0 and path[:cut] not in h.groups:
+    while cut > 0 and path[:cut] not in groups:
         missing.append(cut)
         cut = path.rfind("/", 0, cut)
-    node = h.groups[path[:cut]] if cut > 0 else h.root
+    node = groups[path[:cut]] if cut > 0 else h.root
     for end in reversed(missing):
         name = path[:end]
-        child = Group(name=name, parent=node, depth=node.depth + 1)
-        h.groups[name] = child
+        child = groups[name] = Group(name, h, node, node.depth + 1)
         node.children.append(child)
         node = child
     return node
 
 
-def _scope_key(name: str) -> tuple[str, str]:
-    """(scope, full path) of a name with empty components dropped; fast for clean names."""
-    if "//" not in name and name[:1] != "/" and name[-1:] != "/":
-        return name.rpartition("/")[0], name
-    parts = scope_path(name)
-    return "/".join(parts[:-1]), "/".join(parts)
-
-
 def _build_scopes(h: Hierarchy) -> None:
-    g = h.model.graph
     placed: list[tuple[OpNode, str]] = []
+    callers: list[tuple[str, list[str]]] = []
     by_scope: dict[str, Group] = {"": h.root}
-    for name, data in g._node.items():  # the node dict itself: no view overhead on 65k ops
-        scope, path = _scope_key(name)
+    ops = h.ops
+    for name, data in h.model.graph._node.items():  # the node dict itself: no view overhead
+        if "//" not in name and name[:1] != "/" and name[-1:] != "/":
+            scope, path = name.rpartition("/")[0], name
+        else:  # empty components (``a//b``, a trailing ``/``) are dropped
+            parts = scope_path(name)
+            scope, path = "/".join(parts[:-1]), "/".join(parts)
         parent = by_scope.get(scope)
         if parent is None:
-            parent = by_scope[scope] = _ensure_group(h, scope_path(scope))
-        op = OpNode(name=name, parent=parent, op=data["op"], role=data["role"])
-        h.ops[name] = op
+            parent = by_scope[scope] = _ensure_group(h, scope)
+        op = ops[name] = OpNode(name, parent, 0, data["op"], data["role"])
         placed.append((op, path))
+        if "calls" in data:
+            callers.append((path, data["calls"]))
     groups = h.groups
     for op, path in placed:
         # An op whose name is also a scope becomes a leaf inside that scope.
@@ -224,12 +301,11 @@ def _build_scopes(h: Hierarchy) -> None:
             op.parent = home
         op.parent.children.append(op)  # type: ignore[union-attr]
     for prefix, fname in h.model.function_groups.items():
-        group = h.groups.get("/".join(scope_path(prefix)))
+        group = groups.get("/".join(scope_path(prefix)))
         if group is not None:
             group.kind, group.function = "function", fname
-    for name, data in g.nodes(data=True):
-        calls = data.get("calls")
-        group = h.groups.get("/".join(scope_path(name))) if calls else None
+    for path, calls in callers:
+        group = groups.get(path) if calls else None
         if group is not None and group.kind != "function":
             group.kind, group.function = "function", ", ".join(dict.fromkeys(calls))
 
@@ -287,7 +363,7 @@ def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:
             if full in h.groups or full in h.ops:
                 keep.extend(buckets[key])
                 continue
-            virt = Group(name=full, parent=grp, depth=grp.depth + 1, kind="prefix")
+            virt = Group(full, h, grp, grp.depth + 1, kind="prefix")
             _reparent(buckets[key], virt)
             h.groups[full] = virt
             new_groups.append(virt)
@@ -338,7 +414,7 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
             full = f"{parent.name}/{label}" if parent.name else label
             if full in h.groups:
                 continue
-            series = Group(name=full, parent=parent, depth=parent.depth + 1, kind="series")
+            series = Group(full, h, parent, parent.depth + 1, kind="series")
             ms = [m for _, m in run]
             gone = set(ms)
             parent.children = [c for c in parent.children if c not in gone]
@@ -351,6 +427,8 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
 
 def _op_series(h: Hierarchy, minimum: int) -> None:
     for group in list(h.all_groups()):
+        if len(group.children) < minimum:
+            continue
         clusters: dict[tuple[str, str], list[Member]] = defaultdict(list)
         for m in group.children:
             if isinstance(m, OpNode) and m.role == "op":
@@ -364,50 +442,30 @@ def _op_series(h: Hierarchy, minimum: int) -> None:
 def _scope_series(h: Hierarchy, minimum: int) -> None:
     """Series of sibling groups with numbered names and the same structural template.
 
-    Runs after templates and edge aggregation, and updates both locally: the parent's edges
-    are re-keyed to the series, edges among the members move into the series, and the series
-    takes its members' template (so it is drawn in their colour).
+    Groups are visited deepest first, so the members tried are final (their own series made)
+    when their templates are taken.  Only numbered siblings with one base name and one op
+    count are tried at all, which keeps the template work to the groups that could fold.
     """
-    for group in list(h.all_groups()):
-        clusters: dict[tuple[str, int], list[Member]] = defaultdict(list)
+    for group in h.groups_bottom_up():
+        if len(group.children) < minimum:
+            continue
+        named: dict[tuple[str, int], list[Group]] = defaultdict(list)
         for m in group.children:
-            if isinstance(m, Group) and m.kind != "series" and m.template is not None:
-                base, _ = _numbered(m.label)
-                clusters[(base, m.template)].append(m)
+            if isinstance(m, Group) and m.kind != "series":
+                named[(_numbered(m.label)[0], m.op_count)].append(m)
+        clusters: dict[tuple[str, int], list[Member]] = defaultdict(list)
+        for (base, _), members in named.items():
+            if len(members) >= minimum:
+                for m in members:
+                    clusters[(base, m.template)].append(m)
         candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
-        if not candidates:
+        if not candidates or not _make_series(h, group, candidates, minimum):
             continue
-        before = set(group.children)
-        if not _make_series(h, group, candidates, minimum):
-            continue
-        made = [c for c in group.children if c not in before]
-        for series in made:
-            assert isinstance(series, Group)
-            first = series.children[0]
-            series.template = first.template if isinstance(first, Group) else None
-            series.op_count = sum(c.op_count for c in series.children)  # type: ignore[attr-defined]
-        _remap_edges(group, made)
+        for series in group.children:
+            if isinstance(series, Group) and series.kind == "series" and not series.op_count:
+                series.op_count = sum(c.op_count for c in series.children)  # type: ignore[attr-defined]
+                _fix_depths(series)  # its members moved one level down
         group.children.sort(key=lambda m: (not isinstance(m, Group), m.name))
-
-
-def _remap_edges(parent: Group, series: list[Member]) -> None:
-    """Re-key a parent's aggregated edges after some children moved into series groups."""
-    home = {m: s for s in series for m in s.children}  # type: ignore[attr-defined]
-    edges: dict[tuple[Member, Member], AggEdge] = {}
-    for (a, b), agg in parent.edges.items():
-        sa, sb = home.get(a, a), home.get(b, b)
-        if sa is sb and sa is not a:
-            sa.edges[(a, b)] = agg  # type: ignore[attr-defined]
-            continue
-        key = (sa, sb)
-        if key == (a, b):
-            edges[key] = agg
-        elif key in edges:
-            edges[key].merge(agg)
-        else:
-            merged = AggEdge(sa, sb, dict(agg.counts), agg.back, list(agg.edges))
-            edges[key] = merged
-    parent.edges = edges
 
 
 def _lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
@@ -421,27 +479,34 @@ def _lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
     return a, b
 
 
-def aggregate_edges(h: Hierarchy) -> None:
-    """Attach every model edge to its lowest common group (see module docstring)."""
-    for group in h.all_groups():
-        group.edges = {}
+def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
+    """Fill the ``edges`` of every group (or of every group in ``top``'s subtree) in one pass:
+    each model edge goes to its lowest common group (see module docstring).  Groups that
+    already have theirs keep them (the same content, from :meth:`Hierarchy.aggregate`)."""
     ops = h.ops
-    for u, nbrs in h.model.graph._succ.items():  # per (u, v) pair: one walk up the tree
+    if top is None or top is h.root:
+        top = h.root
+        names: Iterable[str] = h.model.graph._succ
+        inside: Container[str] = ops
+    else:
+        inside = {m.name for m in top.walk() if isinstance(m, OpNode)}
+        names = sorted(inside, key=h.order().__getitem__)
+    found: dict[Group, dict[tuple[Member, Member], AggEdge]] = {top: {}}
+    found.update((m, {}) for m in top.walk() if isinstance(m, Group))
+    succ = h.model.graph._succ
+    for u in names:  # per (u, v) pair: one walk up the tree
         a0 = ops[u]
-        for v, keydict in nbrs.items():
+        for v, keydict in succ[u].items():
+            if v not in inside:
+                continue
             if a0.parent is ops[v].parent or u == v:
                 a, b = a0, ops[v]
             else:
                 a, b = _lowest_children(a0, ops[v])
-            edges = a.parent.edges  # type: ignore[union-attr]
-            agg = edges.get((a, b))
-            if agg is None:
-                agg = edges[(a, b)] = AggEdge(a, b)
-            counts, members = agg.counts, agg.edges
-            for k, d in keydict.items():
-                counts[d["kind"]] += 1
-                agg.back += d["back"]
-                members.append((u, v, k))
+            _count_into(found[a.parent], a, b, u, v, keydict)  # type: ignore[index]
+    for group, edges in found.items():
+        if group._edges is None:
+            group._edges = edges
 
 
 def _count_ops(h: Hierarchy) -> None:
@@ -464,7 +529,7 @@ def _sections(h: Hierarchy) -> None:
             members = ordered[start:start + SECTION_SIZE]
             label = f"[{start + 1}–{start + len(members)} of {len(ordered)}]"
             full = f"{group.name}/{label}" if group.name else label
-            section = Group(name=full, parent=group, kind="section")
+            section = Group(full, h, group, kind="section")
             _reparent(members, section)
             h.groups[full] = section
             sections.append(section)
@@ -475,11 +540,11 @@ def _sections(h: Hierarchy) -> None:
 def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
     """Group the model's ops into scopes, function bodies, prefix groups and series.
 
-    Structural templates (:mod:`graphviz_tb.structure`) are assigned here too, because scope
-    series need them: ``layer_1 ... layer_12`` form a series only if they share a template.
+    Scope series need structural templates (:mod:`graphviz_tb.structure`): ``layer_1 ...
+    layer_12`` form a series only if they share one.  Edges and templates of other groups wait
+    until something asks for them.
     """
     from .options import RenderOptions
-    from .structure import assign_templates
 
     options = options or RenderOptions()
     h = Hierarchy(model)
@@ -491,9 +556,7 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     _sections(h)
     _fix_depths(h.root)
     _sort_children(h)
-    aggregate_edges(h)
     _count_ops(h)
-    assign_templates(h)
     if options.series:
         _scope_series(h, options.series_min)
         _fix_depths(h.root)

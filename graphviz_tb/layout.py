@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from .auxiliary import auxiliary_children
 from .errors import ExecutableNotFound, GraphvizTbError
-from .hierarchy import AggEdge, Group, Member, OpNode
+from .hierarchy import AggEdge, Group, Member, OpNode, aggregate_edges
 from .model import CONTROL, DATA, REF
 from .shapes import format_shape, tensor_bytes
 
@@ -59,13 +59,19 @@ _CHAR = 0.58  # average glyph width / font size for Helvetica-ish fonts
 MAX_EDGE_LABEL = 40
 
 _cache: dict[str, dict] = {}
+#: With more groups open than this, every group's edges are aggregated in one pass.
+_MANY_OPEN = 32
 
 
-@dataclass(eq=False)
 class Stub(Member):
     """A short labelled stub standing for an edge to an auxiliary node (``target``)."""
 
-    target: Member | None = None
+    __slots__ = ("target",)
+
+    def __init__(self, name: str, parent: Group | None = None, depth: int = 0,
+                 target: Member | None = None) -> None:
+        super().__init__(name, parent, depth)
+        self.target = target
 
 
 @dataclass
@@ -356,6 +362,8 @@ def compute_layout(
         Called with the number of group layouts finished, for progress bars.
     """
     expanded = expanded if expanded is not None else expanded_groups(h, options)
+    if len(expanded) > _MANY_OPEN:
+        aggregate_edges(h)  # one pass over all edges beats a subtree walk per open group
     order = sorted(expanded, key=lambda g: -g.depth)  # deepest first
     sizes: dict[Member, tuple[float, float]] = {}
     lines: dict[Member, tuple[str, ...]] = {}

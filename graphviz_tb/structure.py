@@ -6,6 +6,11 @@ cheap signature buckets candidates, and real equality is then verified with a la
 isomorphism test, so two templates never share a colour by hash collision.  Every template with
 two or more instances gets its own colour from an open-ended golden-ratio hue sequence (not a
 cycle of 10 hues); unique structure is grey.
+
+Templates are computed on demand.  A picture asks for the groups it draws; a group's template
+needs its subtree's, and whether it has another instance anywhere is answered by first
+bucketing every group by a cheap invariant (its op-type multiset, child count and function),
+which equal structures always share, and deciding exactly only within the bucket.
 """
 
 from __future__ import annotations
@@ -16,35 +21,190 @@ from typing import TYPE_CHECKING
 import networkx as nx
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
-if TYPE_CHECKING:
-    from .hierarchy import Group, Hierarchy
+from .hierarchy import Group, OpNode, aggregate_edges
 
-__all__ = ["UNIQUE_COLOR", "Templates", "assign_templates", "palette"]
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .hierarchy import Hierarchy
+
+__all__ = ["UNIQUE_COLOR", "Templates", "palette"]
 
 UNIQUE_COLOR = {"light": "#dcdcdc", "dark": "#4a4a4a"}
 #: Above this many children, a group is matched by signature alone (isomorphism is costly).
 _VERIFY_LIMIT = 600
+#: Deciding more groups than this without their edges aggregates the subtree in one pass.
+_ONE_PASS = 8
 
 
 class Templates:
-    """Template id -> its instances, with a representative name, largest templates first."""
+    """Structural templates of one hierarchy's groups, decided on demand (see module doc)."""
 
-    def __init__(self, instances: dict[int, list[Group]]) -> None:
+    def __init__(self, h: Hierarchy) -> None:
+        self.h = h
+        self._op_ids: dict[str, int] = {}
+        self._intern = _Interner()
+        self._buckets: dict[tuple, list[tuple[int, tuple | None, nx.DiGraph | None]]] = {}
+        self._next = 0
+        self._bucketed: dict[tuple, list[Group]] | None = None
+        self._key: dict[Group, tuple] = {}
+        #: After :meth:`complete`: every template's instances (name order), and the templates
+        #: with two or more, in legend order.
+        self.instances: dict[int, list[Group]] = {}
+        self.repeated: list[int] = []
+        self._rank: dict[int, int] = {}
+
+    def of(self, group: Group) -> int:
+        """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
+        if group._template is not None:
+            return group._template
+        todo: list[Group] = []  # the undecided groups below, children before parents
+        stack: list[tuple[Group, bool]] = [(group, False)]
+        while stack:
+            g, ready = stack.pop()
+            if ready:
+                todo.append(g)
+                continue
+            stack.append((g, True))
+            stack.extend((c, False) for c in g.children
+                         if isinstance(c, Group) and c._template is None)
+        if sum(g._edges is None for g in todo) > _ONE_PASS:
+            aggregate_edges(self.h, group)  # the subtree's edges in one pass, not one per group
+        for g in todo:
+            self._decide(g)
+        return group._template  # type: ignore[return-value]
+
+    def shown(self, group: Group) -> int:
+        """The template a group is drawn in: a series of groups takes its members'."""
+        return self.of(_drawn_as(group))
+
+    def alike(self, group: Group) -> list[Group]:
+        """Every group with the structure ``group`` is drawn in, in name order (a series of
+        groups counts as its members, not as a group of its own).  A group alone in its
+        invariant bucket is unique without deciding its template at all."""
+        if self._bucketed is None:
+            self._bucket_all()
+        drawn = _drawn_as(group)
+        bucket = self._bucketed[self._key[drawn]]  # type: ignore[index]
+        if len(bucket) == 1:
+            return [drawn]
+        target = self.of(drawn)
+        return sorted((g for g in bucket if self.of(g) == target), key=lambda g: g.name)
+
+    def _bucket_all(self) -> None:
+        """Key every group by an invariant equal structures share: function, child count
+        and the multiset of op types below (summed hashes; a collision only costs work)."""
+        below: dict[Group, int] = {}
+        buckets: dict[tuple, list[Group]] = {}
+        for g in self.h.groups_bottom_up():
+            total = 0
+            for c in g.children:
+                total += hash(c.op) if isinstance(c, OpNode) else below[c]  # type: ignore[index]
+            below[g] = total
+            if _is_group_series(g):
+                continue  # drawn as its members; not an instance of its own
+            key = self._key[g] = (g.kind == "function", g.function if g.kind == "function"
+                                  else None, len(g.children), total)
+            buckets.setdefault(key, []).append(g)
+        self._bucketed = buckets
+
+    def complete(self) -> None:
+        """Decide every group, and rank the repeated templates for a whole-graph palette."""
+        self.of(self.h.root)
+        instances: dict[int, list[Group]] = {}
+        for g in self.h.all_groups():
+            if not _is_group_series(g):
+                instances.setdefault(self.of(g), []).append(g)
+        for gs in instances.values():
+            gs.sort(key=lambda g: g.name)
         self.instances = instances
-        repeated = [t for t, gs in instances.items() if len(gs) >= 2]
-        repeated.sort(key=lambda t: (-instances[t][0].op_count * len(instances[t]),
-                                     instances[t][0].name))
-        #: Templates that occur at least twice, in legend order.
-        self.repeated: list[int] = repeated
-        self._rank = {t: i for i, t in enumerate(repeated)}
+        self.repeated = _legend_order(instances)
+        self._rank = {t: i for i, t in enumerate(self.repeated)}
 
     def color(self, template: int | None, theme: str = "light") -> str:
-        """The fill colour of a group of this template (grey when its structure is unique)."""
+        """The fill colour of a template in the whole-graph palette (after :meth:`complete`);
+        grey when its structure is unique."""
         rank = self._rank.get(template) if template is not None else None
         return UNIQUE_COLOR[theme] if rank is None else palette(rank, theme)
 
     def representative(self, template: int) -> Group:
         return self.instances[template][0]
+
+    def picture(self, present: Iterable[Group]) -> PictureColors:
+        """Colours for one picture: its repeated templates ranked among themselves, so a
+        picture of a few groups gets the most distinct colours first."""
+        alike: dict[int, list[Group]] = {}
+        shown: dict[Group, int] = {}
+        for g in present:
+            same = self.alike(g)
+            if len(same) >= 2:
+                t = shown[g] = self.shown(g)
+                alike[t] = same
+        return PictureColors(shown, alike, _legend_order(alike))
+
+    def _decide(self, group: Group) -> None:
+        op_ids = self._op_ids
+        label = {id(m): (m._template if isinstance(m, Group)
+                         else op_ids.setdefault(m.op, -len(op_ids) - 1))  # type: ignore[attr-defined]
+                 for m in group.children}
+        description, exact = _canonical(group, label, self._intern)
+        key = (group.kind == "function", group.function if group.kind == "function" else None,
+               description)
+        bucket = self._buckets.setdefault(key, [])
+        template = None
+        named = graph = None
+        if exact or len(group.children) > _VERIFY_LIMIT:
+            template = bucket[0][0] if bucket else None
+        else:
+            named = _by_names(group, label)
+            template = next((tid for tid, rep, _ in bucket if named is not None and rep == named),
+                            None)
+            if template is None and bucket:
+                graph = _child_graph(group, label)
+                for tid, _, rep_graph in bucket:
+                    if rep_graph is not None and _same(graph, rep_graph):
+                        template = tid
+                        break
+        if template is None:
+            self._next += 1
+            template = self._next
+            bucket.append((template, named, graph or _child_graph(group, label)
+                           if not exact else None))
+        group._template = template
+
+
+class PictureColors:
+    """The structure colours of one picture (see :meth:`Templates.picture`)."""
+
+    def __init__(self, shown: dict[Group, int], alike: dict[int, list[Group]],
+                 repeated: list[int]) -> None:
+        self.shown, self.alike, self.repeated = shown, alike, repeated
+        self._rank = {t: i for i, t in enumerate(repeated)}
+
+    def color(self, group: Group, theme: str = "light") -> str:
+        t = self.shown.get(group)
+        rank = self._rank.get(t) if t is not None else None
+        return UNIQUE_COLOR[theme] if rank is None else palette(rank, theme)
+
+    def template_color(self, template: int, theme: str = "light") -> str:
+        return palette(self._rank[template], theme)
+
+
+def _is_group_series(g: Group) -> bool:
+    return g.kind == "series" and bool(g.children) and isinstance(g.children[0], Group)
+
+
+def _drawn_as(g: Group) -> Group:
+    """Whose template a group is drawn in: a series of groups is drawn as its first member."""
+    return g.children[0] if _is_group_series(g) else g  # type: ignore[return-value]
+
+
+def _legend_order(instances: dict[int, list[Group]]) -> list[int]:
+    """Templates with two or more instances, largest footprint first, then by name."""
+    repeated = [t for t, gs in instances.items() if len(gs) >= 2]
+    repeated.sort(key=lambda t: (-instances[t][0].op_count * len(instances[t]),
+                                 instances[t][0].name))
+    return repeated
 
 
 def palette(index: int, theme: str = "light") -> str:
@@ -158,50 +318,3 @@ def _by_names(group: Group, label: dict[int, int]) -> tuple | None:
     edges = sorted((a.label, b.label, agg.counts["data"], agg.counts["control"],
                     agg.counts["ref"]) for (a, b), agg in group.edges.items())
     return tuple(sorted(names.items())), tuple(edges)
-
-
-def assign_templates(h: Hierarchy) -> Templates:
-    """Give every group a ``template`` id (bottom-up) and return the template table."""
-    label: dict[int, int] = {}
-    op_ids: dict[str, int] = {}
-    intern = _Interner()
-    buckets: dict[tuple, list[tuple[int, tuple | None, nx.DiGraph | None]]] = {}
-    instances: dict[int, list[Group]] = {}
-    next_id = 0
-    for op in h.ops.values():
-        label[id(op)] = op_ids.setdefault(op.op, -len(op_ids) - 1)
-    for group in h.groups_bottom_up():
-        description, exact = _canonical(group, label, intern)
-        key = (group.kind == "function", group.function if group.kind == "function" else None,
-               description)
-        bucket = buckets.setdefault(key, [])
-        template = None
-        named = graph = None
-        if exact or len(group.children) > _VERIFY_LIMIT:
-            template = bucket[0][0] if bucket else None
-        else:
-            named = _by_names(group, label)
-            template = next((tid for tid, rep, _ in bucket if named is not None and rep == named),
-                            None)
-            if template is None and bucket:
-                graph = _child_graph(group, label)
-                for tid, _, rep_graph in bucket:
-                    if rep_graph is None:
-                        continue
-                    if _same(graph, rep_graph):
-                        template = tid
-                        break
-        if template is None:
-            next_id += 1
-            template = next_id
-            bucket.append((template, named, graph or _child_graph(group, label)
-                           if not exact else None))
-        group.template = template
-        label[id(group)] = template
-        instances.setdefault(template, []).append(group)
-    for gs in instances.values():
-        gs.sort(key=lambda g: g.name)
-    h.templates = Templates(instances)
-    return h.templates
-
-

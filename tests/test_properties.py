@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 
 import graphviz_tb
 from graphviz_tb.errors import GraphvizTbError
-from graphviz_tb.hierarchy import Group, OpNode, build_hierarchy
+from graphviz_tb.hierarchy import Group, OpNode, aggregate_edges, build_hierarchy
 from graphviz_tb.model import CONTROL, build_model, parse_input
 from graphviz_tb.options import RenderOptions
 from graphviz_tb.render.dot import clean_text
@@ -171,6 +171,26 @@ def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: b
             assert agg.total == len(agg.edges)
         assert grp.template is not None
     assert all(isinstance(g, Group) for g in h.groups.values())
+
+
+@settings(max_examples=150, deadline=None)
+@given(graph_defs(), st.booleans())
+def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool) -> None:
+    """A group's edges are the same, in the same order, whether the picture asked for that
+    group alone or the viewer aggregated every group in one pass."""
+    model = build_model(gd)
+    options = RenderOptions(series=series, series_min=2)
+    one, every = build_hierarchy(model, options), build_hierarchy(model, options)
+    aggregate_edges(every)
+    for grp in every.all_groups():
+        alone = one.lookup(grp.name) if grp.name else one.root
+        assert isinstance(alone, Group)
+        one.aggregate(alone)
+
+        def listed(g: Group) -> list[tuple[str, str, list[tuple[str, str, int]]]]:
+            return [(a.name, b.name, agg.edges) for (a, b), agg in g.edges.items()]
+
+        assert listed(alone) == listed(grp), grp.name
 
 
 @settings(max_examples=150, deadline=None)

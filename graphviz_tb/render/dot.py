@@ -19,7 +19,7 @@ from ..hierarchy import AggEdge, Group, Member, OpNode
 from ..layout import PT, Box, Scene, Stub
 from ..model import CONTROL, REF
 from ..shapes import format_shape
-from ..structure import UNIQUE_COLOR, palette
+from ..structure import UNIQUE_COLOR, PictureColors, palette
 
 if TYPE_CHECKING:
     from ..hierarchy import Hierarchy
@@ -84,8 +84,10 @@ class DotDocument:
 class _Styler:
     """Colours by the chosen ``color_by`` mode, each key given a stable distinct colour."""
 
-    def __init__(self, h: Hierarchy, options: RenderOptions) -> None:
+    def __init__(self, h: Hierarchy, options: RenderOptions,
+                 structure: PictureColors | None = None) -> None:
         self.h, self.options, self.theme = h, options, THEMES[options.theme]
+        self.structure = structure
         self._keys: dict[str, str] = {}
 
     def key_color(self, key: str) -> str:
@@ -119,8 +121,8 @@ class _Styler:
     def fill(self, m: Member) -> str:
         mode = self.options.color_by
         if isinstance(m, Group):
-            if mode == "structure" and self.h.templates is not None:
-                return self.h.templates.color(m.template, self.options.theme)
+            if self.structure is not None:
+                return self.structure.color(m, self.options.theme)
             key = self.member_key(m)
             return self.key_color(key) if key else UNIQUE_COLOR[self.options.theme]
         key = self.member_key(m) if mode not in ("structure", "none") else None
@@ -201,19 +203,16 @@ def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> s
     return f"<{head}>"
 
 
-def _legend(h: Hierarchy, options: RenderOptions, styler: _Styler, present: set[Group]
-            ) -> tuple[str, float, float] | None:
+def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float] | None:
     """The legend as an HTML table: structure templates (or colour keys) and edge styles."""
-    theme = THEMES[options.theme]
     rows: list[str] = []
-    if options.color_by == "structure" and h.templates is not None:
-        shown = [t for t in h.templates.repeated
-                 if any(g.template == t for g in present)]
+    if styler.structure is not None:
+        colors = styler.structure
+        shown = colors.repeated
         for t in shown[:12]:
-            rep = h.templates.representative(t)
-            n = len(h.templates.instances[t])
-            rows.append(_legend_row(h.templates.color(t, options.theme),
-                                    f"{clean_text(rep.label, 28)} × {n}"))
+            alike = colors.alike[t]
+            rows.append(_legend_row(colors.template_color(t, options.theme),
+                                    f"{clean_text(alike[0].label, 28)} × {len(alike)}"))
         if len(shown) > 12:
             rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - 12} more templates</TD></TR>")
         rows.append(_legend_row(UNIQUE_COLOR[options.theme], "unique structure"))
@@ -230,7 +229,6 @@ def _legend(h: Hierarchy, options: RenderOptions, styler: _Styler, present: set[
              f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"
              f"{''.join(rows)}</TABLE>>")
     height = 16 * (len(rows) + 1) + 12
-    del theme
     return table, 190.0, float(height)
 
 
@@ -258,13 +256,15 @@ def _into_shape_error(h: Hierarchy, agg: AggEdge) -> bool:
 def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocument:
     """Write the scene as a positioned DOT document (render with ``neato -n2``)."""
     theme = THEMES[options.theme]
-    styler = _Styler(h, options)
+    structure = None
+    if options.color_by == "structure":
+        structure = h.templates.picture(b.member for b in scene.boxes
+                                        if isinstance(b.member, Group))
+    styler = _Styler(h, options, structure)
     if options.color_by in ("op", "device", "dtype"):
         styler.prime([k for b in scene.boxes if (k := styler.member_key(b.member))])
     margin = 8.0
-    legend = _legend(h, options, styler,
-                     {b.member for b in scene.boxes if isinstance(b.member, Group)}
-                     ) if options.legend else None
+    legend = _legend(options, styler) if options.legend else None
     width = scene.width + (legend[1] + 3 * margin if legend else 0)
     title_h = 28.0 if options.title else 0.0
     height = max(scene.height, legend[2] if legend else 0) + title_h

@@ -188,7 +188,7 @@ class _Builder:
         self._order()
         h, graph = self.h, self.model.graph
         templates = h.templates
-        rank = {t: i for i, t in enumerate(templates.repeated)} if templates else {}
+        rank = {t: i for i, t in enumerate(templates.repeated)}
         op_keys: Counter[str] = Counter()
         dev_keys: Counter[str] = Counter()
         dt_keys: Counter[str] = Counter()
@@ -233,7 +233,7 @@ class _Builder:
             if isinstance(m, Group):
                 cols["kind"].append(_KINDS.get(m.kind, 2))
                 cols["type"].append(-1)
-                t = rank.get(m.template) if m.template is not None else None
+                t = rank.get(templates.shown(m))
                 cols["tpl"].append(-1 if t is None else t)
                 cols["dev"].append(dev_i.get(group_dev.get(m, ""), -1))
                 cols["dt"].append(-1)
@@ -274,10 +274,9 @@ class _Builder:
             if extra:
                 notes[i] = extra
         tpl_table = []
-        if templates is not None:
-            for t in templates.repeated:
-                rep = templates.representative(t)
-                tpl_table.append([rep.label, len(templates.instances[t])])
+        for t in templates.repeated:
+            rep = templates.representative(t)
+            tpl_table.append([rep.label, len(templates.instances[t])])
         return {
             **cols, "labels": labels, "captions": captions, "functions": functions,
             "calls": calls, "notes": notes, "attrs": attrs.values, "outs": outs.values,
@@ -430,6 +429,7 @@ def build_data(graph: Graph, options: RenderOptions,
     from .scene import build_scene, focus_members
 
     h, scene = build_scene(graph, options, progress=progress)
+    h.complete()  # the page ships every group's edges and template
     keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
     b = _Builder(h, scene, options, keep)
     data: dict[str, Any] = {"version": DATA_VERSION}
