@@ -206,12 +206,14 @@ class Hierarchy:
             if isinstance(child, OpNode):
                 where[child.name] = child
             else:
-                for m in child.walk():  # type: ignore[attr-defined]
-                    if isinstance(m, OpNode):
-                        where[m.name] = child
+                where.update(dict.fromkeys(_op_names(child), child))  # type: ignore[arg-type]
         succ, edges = self.model.graph._succ, {}
-        for u in sorted(where, key=self.order().__getitem__):
-            a = where[u]
+        # Model order: walk it whole when the group holds most of the graph (the root).
+        sources = succ if 2 * len(where) > len(succ) else sorted(where, key=self.order().get)
+        for u in sources:
+            a = where.get(u)
+            if a is None:
+                continue
             for v, keydict in succ[u].items():
                 b = where.get(v)
                 if b is None or (b is a and (u != v or isinstance(a, Group))):
@@ -324,9 +326,27 @@ def _reparent(members: list[Member], new: Group) -> None:
 
 
 def _fix_depths(group: Group) -> None:
-    for m in group.walk():
-        if m.parent is not None:
-            m.depth = m.parent.depth + 1
+    stack = [group]
+    while stack:
+        g = stack.pop()
+        depth = g.depth + 1
+        for m in g.children:
+            m.depth = depth
+            if isinstance(m, Group):
+                stack.append(m)
+
+
+def _op_names(group: Group) -> list[str]:
+    """The names of every op below a group (a plain loop: this runs over whole graphs)."""
+    names: list[str] = []
+    stack = [group]
+    while stack:
+        for m in stack.pop().children:
+            if isinstance(m, Group):
+                stack.append(m)
+            else:
+                names.append(m.name)
+    return names
 
 
 def _first_token(label: str, prefix: str) -> str | None:
@@ -489,7 +509,7 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
         names: Iterable[str] = h.model.graph._succ
         inside: Container[str] = ops
     else:
-        inside = {m.name for m in top.walk() if isinstance(m, OpNode)}
+        inside = set(_op_names(top))
         names = sorted(inside, key=h.order().__getitem__)
     found: dict[Group, dict[tuple[Member, Member], AggEdge]] = {top: {}}
     found.update((m, {}) for m in top.walk() if isinstance(m, Group))
@@ -558,6 +578,5 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     _sort_children(h)
     _count_ops(h)
     if options.series:
-        _scope_series(h, options.series_min)
-        _fix_depths(h.root)
+        _scope_series(h, options.series_min)  # fixes the depths below each series it makes
     return h

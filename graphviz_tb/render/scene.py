@@ -56,8 +56,9 @@ def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], se
 
 def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
     """Groups holding an op where shape inference failed: opened so the failure is in view."""
-    return frozenset(group for name, error in h.model.graph.nodes(data="shape_error")
-                     if error and name in h.ops for group in h.ops[name].ancestors())
+    return frozenset(group for name, data in h.model.graph._node.items()
+                     if data.get("shape_error") and name in h.ops
+                     for group in h.ops[name].ancestors())
 
 
 def build_scene(graph: Graph, options: RenderOptions,
