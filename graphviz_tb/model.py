@@ -372,7 +372,7 @@ def mark_back_edges(g: nx.MultiDiGraph) -> int:
     """
     succ, nodes = g._succ, g._node
     marked = 0
-    loops = {u for u in succ if nodes[u]["op"] in _BACK_EDGE_SOURCES}
+    loops = {u for u, data in nodes.items() if data["op"] in _BACK_EDGE_SOURCES}
     for u in loops:
         for keydict in succ[u].values():
             for data in keydict.values():
@@ -419,8 +419,16 @@ def _acyclic(succ: dict, loops: set[str]) -> bool:
     Only if that fails does Kahn's peeling run.
     """
     position = {n: i for i, n in enumerate(succ)}
-    if all(position[v] > i for i, (u, nbrs) in enumerate(succ.items()) if u not in loops
-           for v in nbrs):
+    forward = True
+    for i, (u, nbrs) in enumerate(succ.items()):  # a plain loop: 90,000 edges on NASNet
+        if u not in loops:
+            for v in nbrs:
+                if position[v] <= i:
+                    forward = False
+                    break
+            if not forward:
+                break
+    if forward:
         return True
     indegree = dict.fromkeys(succ, 0)
     for u, nbrs in succ.items():

@@ -48,6 +48,7 @@ class Templates:
         self._next = 0
         self._bucketed: dict[tuple, list[Group]] | None = None
         self._key: dict[Group, tuple] = {}
+        self._split: dict[tuple, dict[int, list[Group]]] = {}
         #: After :meth:`complete`: every template's instances (name order), and the templates
         #: with two or more, in legend order.
         self.instances: dict[int, list[Group]] = {}
@@ -85,11 +86,16 @@ class Templates:
         if self._bucketed is None:
             self._bucket_all()
         drawn = _drawn_as(group)
-        bucket = self._bucketed[self._key[drawn]]  # type: ignore[index]
+        key = self._key[drawn]
+        bucket = self._bucketed[key]  # type: ignore[index]
         if len(bucket) == 1:
             return [drawn]
-        target = self.of(drawn)
-        return sorted((g for g in bucket if self.of(g) == target), key=lambda g: g.name)
+        split = self._split.get(key)
+        if split is None:  # once per bucket: a picture may show thousands of its groups
+            split = self._split[key] = {}
+            for g in sorted(bucket, key=lambda g: g.name):
+                split.setdefault(self.of(g), []).append(g)
+        return split[self.of(drawn)]
 
     def _bucket_all(self) -> None:
         """Key every group by an invariant equal structures share: function, child count
