@@ -53,7 +53,6 @@ class Templates:
         #: with two or more, in legend order.
         self.instances: dict[int, list[Group]] = {}
         self.repeated: list[int] = []
-        self._rank: dict[int, int] = {}
 
     def of(self, group: Group) -> int:
         """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
@@ -109,13 +108,13 @@ class Templates:
             below[g] = total
             if _is_group_series(g):
                 continue  # drawn as its members; not an instance of its own
-            key = self._key[g] = (g.kind == "function", g.function if g.kind == "function"
-                                  else None, len(g.children), total)
+            key = self._key[g] = (_function_of(g), len(g.children), total)
             buckets.setdefault(key, []).append(g)
         self._bucketed = buckets
 
     def complete(self) -> None:
-        """Decide every group, and rank the repeated templates for a whole-graph palette."""
+        """Decide every group, and list the repeated templates in legend order (the viewer's
+        whole-graph palette)."""
         self.of(self.h.root)
         instances: dict[int, list[Group]] = {}
         for g in self.h.all_groups():
@@ -125,13 +124,6 @@ class Templates:
             gs.sort(key=lambda g: g.name)
         self.instances = instances
         self.repeated = _legend_order(instances)
-        self._rank = {t: i for i, t in enumerate(self.repeated)}
-
-    def color(self, template: int | None, theme: str = "light") -> str:
-        """The fill colour of a template in the whole-graph palette (after :meth:`complete`);
-        grey when its structure is unique."""
-        rank = self._rank.get(template) if template is not None else None
-        return UNIQUE_COLOR[theme] if rank is None else palette(rank, theme)
 
     def representative(self, template: int) -> Group:
         return self.instances[template][0]
@@ -154,8 +146,7 @@ class Templates:
                          else op_ids.setdefault(m.op, -len(op_ids) - 1))  # type: ignore[attr-defined]
                  for m in group.children}
         description, exact = _canonical(group, label, self._intern)
-        key = (group.kind == "function", group.function if group.kind == "function" else None,
-               description)
+        key = (_function_of(group), description)
         bucket = self._buckets.setdefault(key, [])
         template = None
         named = graph = None
@@ -194,6 +185,12 @@ class PictureColors:
 
     def template_color(self, template: int, theme: str = "light") -> str:
         return palette(self._rank[template], theme)
+
+
+def _function_of(g: Group) -> str | None:
+    """The function whose body a group is: part of its structure (two bodies of different
+    functions never share a template, however alike)."""
+    return g.function if g.kind == "function" else None
 
 
 def _is_group_series(g: Group) -> bool:
