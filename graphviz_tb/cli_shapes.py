@@ -90,11 +90,11 @@ def _load(args: argparse.Namespace) -> Graph:
 
 def print_shape_failure(graph: Graph, stream: Any = None) -> None:
     """Print where shape inference failed, if it ran and failed (stderr by default)."""
-    from .shape_report import failure_lines
-
     report = graph.shape_report
     if report is None or report.ok:
         return
+    from .shape_report import failure_lines
+
     for line in failure_lines(graph.model, report):
         print(line, file=stream or sys.stderr)
 

@@ -58,7 +58,7 @@ class Member:
         self.parent = parent
         self.depth = depth
         #: The short name shown in the picture: the last scope component.
-        self.label = name.rstrip("/").rsplit("/", 1)[-1] or name
+        self.label = _label_of(name)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -76,9 +76,9 @@ class OpNode(Member):
     __slots__ = ("op", "role")
     is_group = False
 
-    def __init__(self, name: str, parent: Group | None = None, depth: int = 0, op: str = "",
-                 role: str = "op") -> None:
-        super().__init__(name, parent, depth)
+    def __init__(self, name: str, parent: Group, label: str, op: str, role: str) -> None:
+        # No super().__init__: one call per op of the graph, and the caller has the label.
+        self.name, self.parent, self.depth, self.label = name, parent, 0, label
         self.op = op
         self.role = role
 
@@ -120,20 +120,33 @@ class Group(Member):
     needs them only for the groups it draws.
     """
 
-    __slots__ = ("_edges", "_template", "children", "function", "kind", "op_count", "owner")
+    __slots__ = ("_children", "_deep", "_edges", "_settled", "_template", "function", "kind",
+                 "op_count", "op_hash", "owner")
     is_group = True
 
     def __init__(self, name: str, owner: Hierarchy, parent: Group | None = None,
-                 depth: int = 0, kind: str = "scope") -> None:
+                 depth: int = 0, kind: str = "scope", settled: bool = False) -> None:
         super().__init__(name, parent, depth)
         self.owner = owner
         self.kind = kind
-        self.children: list[Member] = []
+        self._children: list[Member] = []
+        #: Whether this group's own scope series are made (``_settled``), and those of every
+        #: group below it too (``_deep``); see :meth:`Hierarchy.settle`.
+        self._settled = self._deep = settled
         self.op_count = 0
+        #: The sum of the hashes of the op types below: equal structure, equal sum.
+        self.op_hash = 0
         self.function: str | None = None
         self._edges: dict[tuple[Member, Member], AggEdge] | None = None
         #: Structural template id, set by :class:`~graphviz_tb.structure.Templates`.
         self._template: int | None = None
+
+    @property
+    def children(self) -> list[Member]:
+        """The members directly in this group (its scope series made first, if still due)."""
+        if not self._settled:
+            self.owner.settle_level(self)
+        return self._children
 
     @property
     def edges(self) -> dict[tuple[Member, Member], AggEdge]:
@@ -152,30 +165,39 @@ class Group(Member):
 
     def walk(self) -> Iterator[Member]:
         """Every member below this group, parents before children, iteratively (deep trees)."""
-        stack: list[Member] = list(reversed(self.children))
+        self.owner.settle(self)
+        stack: list[Member] = list(reversed(self._children))
         while stack:
             member = stack.pop()
             yield member
             if isinstance(member, Group):
-                stack.extend(reversed(member.children))
+                stack.extend(reversed(member._children))
 
 
 class Hierarchy:
     """The tree of groups over a :class:`~graphviz_tb.model.GraphModel`.
 
-    The tree itself is built eagerly (every op placed, every scope, prefix, series and section
-    group made), but the aggregated edges and structural templates of a group are computed
-    when first asked for.  The default view of NASNet-Large draws nine groups of 35,000; its
-    edges and colours need only the top level (and the groups numbered series are tried on),
-    which is what brings it within a few times the protobuf parse.  :meth:`complete` computes
-    everything, for the interactive viewer that ships the whole tree.
+    Built in two steps.  Eagerly: every op placed, every scope, prefix, op series and section
+    group made.  On demand: scope series (numbered sibling groups folded into one when their
+    structural templates agree), which need templates and so cost as much as the rest of the
+    tree together; a group's own series are made when its ``children`` are first read, and
+    :meth:`settle` makes them for a whole subtree.  Aggregated edges and templates are also
+    computed when first asked for.  The default view of NASNet-Large reads the children of one
+    group of 35,000 and the edges of the same one, which is what brings it within a few times
+    the protobuf parse.  :meth:`complete` computes everything, for the interactive viewer.
+
+    Settling in any order gives the same tree: a group's series depend only on its children's
+    subtrees, which are settled first, and change nothing outside its own subtree.
     """
 
-    def __init__(self, model: GraphModel) -> None:
+    def __init__(self, model: GraphModel, series_min: int | None = None) -> None:
         from .structure import Templates
 
         self.model = model
+        #: The shortest scope series to make; None when series are off.
+        self.series_min = series_min
         self.root = Group("", self, kind="root")
+        #: Every group by full name; scope series appear here once made (see :meth:`settle`).
         self.groups: dict[str, Group] = {}
         self.ops: dict[str, OpNode] = {}
         self.templates = Templates(self)
@@ -186,13 +208,67 @@ class Hierarchy:
         return self.groups.get(name) or self.ops.get(name)
 
     def all_groups(self) -> Iterator[Group]:
-        """The root, then every group in creation order (a list copy: callers may add groups)."""
+        """The root, then every group in creation order, the whole tree settled first."""
+        self.settle()
+        return self._raw_groups()
+
+    def _raw_groups(self) -> Iterator[Group]:
+        """The root, then every group made so far (a list copy: callers may add groups)."""
         yield self.root
         yield from list(self.groups.values())
 
     def groups_bottom_up(self) -> list[Group]:
-        """Every group, deepest first: children are decided before their parents."""
-        return sorted(self.all_groups(), key=lambda g: -g.depth)
+        """Every group made so far, deepest first: children before their parents."""
+        return sorted(self._raw_groups(), key=lambda g: -g.depth)
+
+    def settle(self, top: Group | None = None) -> None:
+        """Make the scope series of every group in ``top``'s subtree (default: the tree)."""
+        top = top or self.root
+        if top._deep:
+            return
+        preorder: list[Group] = []
+        stack = [top]
+        while stack:
+            g = stack.pop()
+            preorder.append(g)
+            stack.extend(c for c in g._children if isinstance(c, Group) and not c._deep)
+        for g in reversed(preorder):  # every group after all the groups below it
+            if not g._settled:
+                self.settle_level(g)
+            g._deep = True
+
+    def settle_level(self, group: Group) -> None:
+        """Make one group's scope series: runs of at least ``series_min`` numbered sibling
+        groups with one base name, one op count and one structural template.
+
+        Only those candidates need templates (and so their subtrees settled); the rest of
+        the children are left as they are.
+        """
+        group._settled = True
+        minimum = self.series_min
+        children = group._children
+        if minimum is None or len(children) < minimum:
+            return
+        named: dict[tuple[str, int], list[Group]] = defaultdict(list)
+        for m in children:
+            if isinstance(m, Group) and m.kind != "series":
+                named[(_numbered(m.label)[0], m.op_count)].append(m)
+        clusters: dict[tuple[str, int], list[Member]] = defaultdict(list)
+        for (base, _), members in named.items():
+            if len(members) >= minimum:
+                for m in members:
+                    self.settle(m)
+                    clusters[(base, m.template)].append(m)
+        candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
+        if not candidates or not _make_series(self, group, candidates, minimum):
+            return
+        for series in group._children:
+            if isinstance(series, Group) and series.kind == "series" and not series.op_count:
+                members = series._children
+                series.op_count = sum(c.op_count for c in members)  # type: ignore[attr-defined]
+                series.op_hash = sum(c.op_hash for c in members)  # type: ignore[attr-defined]
+                _fix_depths(series)  # its members moved one level down
+        group._children.sort(key=lambda m: (not isinstance(m, Group), m.name))
 
     def aggregate(self, group: Group) -> None:
         """Fill one group's ``edges``: every model edge between two different children.
@@ -246,6 +322,10 @@ def _count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Membe
         members.append((u, v, k))
 
 
+def _label_of(name: str) -> str:
+    return name.rstrip("/").rsplit("/", 1)[-1] or name
+
+
 def scope_path(name: str) -> list[str]:
     """Scope path of a name; empty components (``a//b``, a trailing ``/``) are dropped."""
     if "//" not in name and name[:1] != "/" and name[-1:] != "/":
@@ -272,7 +352,7 @@ def _ensure_group(h: Hierarchy, path: str) -> Group:
     for end in reversed(missing):
         name = path[:end]
         child = groups[name] = Group(name, h, node, node.depth + 1)
-        node.children.append(child)
+        node._children.append(child)
         node = child
     return node
 
@@ -284,14 +364,16 @@ def _build_scopes(h: Hierarchy) -> None:
     ops = h.ops
     for name, data in h.model.graph._node.items():  # the node dict itself: no view overhead
         if "//" not in name and name[:1] != "/" and name[-1:] != "/":
-            scope, path = name.rpartition("/")[0], name
+            scope, _, label = name.rpartition("/")
+            path = name
         else:  # empty components (``a//b``, a trailing ``/``) are dropped
             parts = scope_path(name)
             scope, path = "/".join(parts[:-1]), "/".join(parts)
+            label = _label_of(name)
         parent = by_scope.get(scope)
         if parent is None:
             parent = by_scope[scope] = _ensure_group(h, scope)
-        op = ops[name] = OpNode(name, parent, 0, data["op"], data["role"])
+        op = ops[name] = OpNode(name, parent, label, data["op"], data["role"])
         placed.append((op, path))
         if "calls" in data:
             callers.append((path, data["calls"]))
@@ -301,7 +383,7 @@ def _build_scopes(h: Hierarchy) -> None:
         home = groups.get(path)
         if home is not None:
             op.parent = home
-        op.parent.children.append(op)  # type: ignore[union-attr]
+        op.parent._children.append(op)  # type: ignore[union-attr]
     for prefix, fname in h.model.function_groups.items():
         group = groups.get("/".join(scope_path(prefix)))
         if group is not None:
@@ -314,15 +396,15 @@ def _build_scopes(h: Hierarchy) -> None:
 
 def _sort_children(h: Hierarchy) -> None:
     """Deterministic child order: groups first, then ops, each by name."""
-    for group in h.all_groups():
-        group.children.sort(key=lambda m: (not isinstance(m, Group), m.name))
+    for group in h._raw_groups():
+        group._children.sort(key=lambda m: (not isinstance(m, Group), m.name))
 
 
 def _reparent(members: list[Member], new: Group) -> None:
     """Move members into a new group (depths are fixed once, after all regrouping)."""
     for m in members:
         m.parent = new
-    new.children = list(members)
+    new._children = list(members)
 
 
 def _fix_depths(group: Group) -> None:
@@ -330,7 +412,7 @@ def _fix_depths(group: Group) -> None:
     while stack:
         g = stack.pop()
         depth = g.depth + 1
-        for m in g.children:
+        for m in g._children:
             m.depth = depth
             if isinstance(m, Group):
                 stack.append(m)
@@ -341,7 +423,7 @@ def _op_names(group: Group) -> list[str]:
     names: list[str] = []
     stack = [group]
     while stack:
-        for m in stack.pop().children:
+        for m in stack.pop()._children:
             if isinstance(m, Group):
                 stack.append(m)
             else:
@@ -361,22 +443,22 @@ def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:
     work = [(group, prefix)]
     while work:
         grp, pre = work.pop()
-        if len(grp.children) <= PREFIX_SPLIT_THRESHOLD:
+        if len(grp._children) <= PREFIX_SPLIT_THRESHOLD:
             continue
         base = grp.name if grp.kind != "prefix" else grp.parent.name  # type: ignore[union-attr]
-        taken = {m.label for m in grp.children}
+        taken = {m.label for m in grp._children}
         buckets: dict[str, list[Member]] = defaultdict(list)
-        for m in grp.children:
+        for m in grp._children:
             key = _first_token(m.label, pre)
             if key is not None:
                 buckets[key].append(m)
         keys = [k for k, ms in buckets.items() if len(ms) >= 2 and k not in taken]
-        if len(keys) == 1 and len(buckets[keys[0]]) == len(grp.children):
+        if len(keys) == 1 and len(buckets[keys[0]]) == len(grp._children):
             work.append((grp, keys[0] + "_"))  # all share it: look one token further
             continue
         if not keys:
             continue
-        keep = [m for m in grp.children if not any(m in buckets[k] for k in keys)]
+        keep = [m for m in grp._children if not any(m in buckets[k] for k in keys)]
         new_groups = []
         for key in sorted(keys):
             full = f"{base}/{key}" if base else key
@@ -388,12 +470,12 @@ def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:
             h.groups[full] = virt
             new_groups.append(virt)
             work.append((virt, key + "_"))
-        grp.children = new_groups + keep
+        grp._children = new_groups + keep
 
 
 def _prefix_groups(h: Hierarchy) -> None:
-    for group in list(h.all_groups()):
-        if group.kind != "prefix" and len(group.children) > PREFIX_SPLIT_THRESHOLD:
+    for group in list(h._raw_groups()):
+        if group.kind != "prefix" and len(group._children) > PREFIX_SPLIT_THRESHOLD:
             _split_by_prefix(h, group)
 
 
@@ -434,58 +516,29 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
             full = f"{parent.name}/{label}" if parent.name else label
             if full in h.groups:
                 continue
-            series = Group(full, h, parent, parent.depth + 1, kind="series")
+            series = Group(full, h, parent, parent.depth + 1, kind="series", settled=True)
             ms = [m for _, m in run]
             gone = set(ms)
-            parent.children = [c for c in parent.children if c not in gone]
+            parent._children = [c for c in parent._children if c not in gone]
             _reparent(ms, series)
-            parent.children.append(series)
+            parent._children.append(series)
             h.groups[full] = series
             made = True
     return made
 
 
 def _op_series(h: Hierarchy, minimum: int) -> None:
-    for group in list(h.all_groups()):
-        if len(group.children) < minimum:
+    for group in list(h._raw_groups()):
+        if len(group._children) < minimum:
             continue
         clusters: dict[tuple[str, str], list[Member]] = defaultdict(list)
-        for m in group.children:
+        for m in group._children:
             if isinstance(m, OpNode) and m.role == "op":
                 base, _ = _numbered(m.label)
                 clusters[(base, m.op)].append(m)
         candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
         if candidates:
             _make_series(h, group, candidates, minimum)
-
-
-def _scope_series(h: Hierarchy, minimum: int) -> None:
-    """Series of sibling groups with numbered names and the same structural template.
-
-    Groups are visited deepest first, so the members tried are final (their own series made)
-    when their templates are taken.  Only numbered siblings with one base name and one op
-    count are tried at all, which keeps the template work to the groups that could fold.
-    """
-    for group in h.groups_bottom_up():
-        if len(group.children) < minimum:
-            continue
-        named: dict[tuple[str, int], list[Group]] = defaultdict(list)
-        for m in group.children:
-            if isinstance(m, Group) and m.kind != "series":
-                named[(_numbered(m.label)[0], m.op_count)].append(m)
-        clusters: dict[tuple[str, int], list[Member]] = defaultdict(list)
-        for (base, _), members in named.items():
-            if len(members) >= minimum:
-                for m in members:
-                    clusters[(base, m.template)].append(m)
-        candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
-        if not candidates or not _make_series(h, group, candidates, minimum):
-            continue
-        for series in group.children:
-            if isinstance(series, Group) and series.kind == "series" and not series.op_count:
-                series.op_count = sum(c.op_count for c in series.children)  # type: ignore[attr-defined]
-                _fix_depths(series)  # its members moved one level down
-        group.children.sort(key=lambda m: (not isinstance(m, Group), m.name))
 
 
 def _lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
@@ -530,20 +583,28 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
 
 
 def _count_ops(h: Hierarchy) -> None:
+    """Each group's op count, and the sum of the hashes of the op types below it (a cheap
+    invariant of its structure that scope series leave alone; see :mod:`.structure`)."""
     for group in h.groups_bottom_up():
-        group.op_count = sum(
-            c.op_count if isinstance(c, Group) else (c.role == "op") for c in group.children
-        )
+        count = total = 0
+        for c in group._children:
+            if isinstance(c, Group):
+                count += c.op_count
+                total += c.op_hash
+            else:
+                count += c.role == "op"  # type: ignore[attr-defined]
+                total += hash(c.op)  # type: ignore[attr-defined]
+        group.op_count, group.op_hash = count, total
 
 
 def _sections(h: Hierarchy) -> None:
     """Split any group with more than ``SECTION_LIMIT`` children into sections of
     ``SECTION_SIZE``, in name order, so that opening it never hands Graphviz one flat layout of
     thousands of nodes (20,000 flat children take minutes; 100 sections of 200 take seconds)."""
-    for group in list(h.all_groups()):
-        if len(group.children) <= SECTION_LIMIT:
+    for group in list(h._raw_groups()):
+        if len(group._children) <= SECTION_LIMIT:
             continue
-        ordered = sorted(group.children, key=lambda m: (not isinstance(m, Group), m.name))
+        ordered = sorted(group._children, key=lambda m: (not isinstance(m, Group), m.name))
         sections = []
         for start in range(0, len(ordered), SECTION_SIZE):
             members = ordered[start:start + SECTION_SIZE]
@@ -553,7 +614,7 @@ def _sections(h: Hierarchy) -> None:
             _reparent(members, section)
             h.groups[full] = section
             sections.append(section)
-        group.children = sections
+        group._children = sections
 
 
 @paused_gc
@@ -561,13 +622,13 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     """Group the model's ops into scopes, function bodies, prefix groups and series.
 
     Scope series need structural templates (:mod:`graphviz_tb.structure`): ``layer_1 ...
-    layer_12`` form a series only if they share one.  Edges and templates of other groups wait
-    until something asks for them.
+    layer_12`` form a series only if they share one, so they are made when a group's children
+    are first read (see :class:`Hierarchy`), like edges and templates.
     """
     from .options import RenderOptions
 
     options = options or RenderOptions()
-    h = Hierarchy(model)
+    h = Hierarchy(model, options.series_min if options.series else None)
     _build_scopes(h)
     if options.prefix_groups:
         _prefix_groups(h)
@@ -577,6 +638,4 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     _fix_depths(h.root)
     _sort_children(h)
     _count_ops(h)
-    if options.series:
-        _scope_series(h, options.series_min)  # fixes the depths below each series it makes
     return h

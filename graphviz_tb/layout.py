@@ -123,16 +123,29 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None
                     ) -> frozenset[Group]:
     """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
-    their ancestors), all with ``expand_all``, minus those matching ``collapse``."""
+    their ancestors), all with ``expand_all``, minus those matching ``collapse``.
+
+    Depth alone is answered top-down, reading only the children of open groups, so the tree
+    below stays unsettled (see :class:`~graphviz_tb.hierarchy.Hierarchy`).  A pattern can name
+    any group and a focus any op, so those settle the whole tree first.
+    """
     opened: set[Group] = {h.root}
-    for group in h.all_groups():
-        if group is h.root:
-            continue
-        if options.expand_all or group.depth < options.depth:
-            opened.add(group)
-        elif options.expand and _matches(group.name, options.expand):
-            opened.add(group)
-            opened.update(group.ancestors())
+    if options.expand_all or options.expand or focus_ops:
+        for group in h.all_groups():
+            if group is h.root:
+                continue
+            if options.expand_all or group.depth < options.depth:
+                opened.add(group)
+            elif options.expand and _matches(group.name, options.expand):
+                opened.add(group)
+                opened.update(group.ancestors())
+    else:
+        stack = [h.root]
+        while stack:
+            for c in stack.pop().children:
+                if isinstance(c, Group) and c.depth < options.depth:
+                    opened.add(c)
+                    stack.append(c)
     if focus_ops:
         for name in focus_ops:
             opened.update(h.ops[name].ancestors())

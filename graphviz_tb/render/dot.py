@@ -247,10 +247,10 @@ def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
             f"tooltip={_esc(tip)}, id=\"{node_id}\"];")
 
 
-def _into_shape_error(h: Hierarchy, agg: AggEdge) -> bool:
+def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
     """Does the edge carry an input of an op where shape inference failed (drawn red)?"""
     edges = h.model.graph.edges
-    return any(edges[e].get("shape_error") for e in agg.edges)
+    return any(e[1] in failed and edges[e].get("shape_error") for e in agg.edges)
 
 
 def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocument:
@@ -270,6 +270,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
     height = max(scene.height, legend[2] if legend else 0) + title_h
     ids: dict[Member, str] = {}
     titles: dict[str, str] = {}
+    failed = set(h.model.shape_error_ops())
     out = [
         "digraph tbgraph {",
         f"graph [outputorder=nodesfirst, bgcolor=\"{theme['bg']}\", pad=0.2, "
@@ -346,7 +347,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
         spline = " ".join(f"{x:.2f},{y:.2f}" for x, y in wire.points)
         pos = (f"e,{wire.arrow[0]:.2f},{wire.arrow[1]:.2f} " if wire.arrow else "") + spline
         style = "dashed" if kind == CONTROL else "solid"
-        error = _into_shape_error(h, agg)
+        error = bool(failed) and _into_shape_error(h, agg, failed)
         line = theme["missing"] if error else theme["line"]
         attrs = [f"pos=\"{pos}\"", f"style={style}", f"class=\"{kind}"
                  + (" back" if agg.back else "") + (" shape-error" if error else "") + "\"",

@@ -31,6 +31,7 @@ def _ops_in(member: Member) -> list[str]:
 def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], set[str]]:
     """Members to draw for ``--focus name --radius K``: the ops within K hops (either
     direction) of the focus, and every group containing one."""
+    h.settle()  # the focus may be a scope series, and its ancestors must be final
     member = h.lookup(name)
     if member is None:
         close = sorted(n for n in h.ops if name in n)[:5]
@@ -56,9 +57,10 @@ def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], se
 
 def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
     """Groups holding an op where shape inference failed: opened so the failure is in view."""
-    return frozenset(group for name, data in h.model.graph._node.items()
-                     if data.get("shape_error") and name in h.ops
-                     for group in h.ops[name].ancestors())
+    failed = [name for name in h.model.shape_error_ops() if name in h.ops]
+    if failed:
+        h.settle()  # their ancestors must be final
+    return frozenset(group for name in failed for group in h.ops[name].ancestors())
 
 
 def build_scene(graph: Graph, options: RenderOptions,
