@@ -18,6 +18,7 @@ hold for every such graph:
 
 from __future__ import annotations
 
+import random
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -191,6 +192,44 @@ def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool)
             return [(a.name, b.name, agg.edges) for (a, b), agg in g.edges.items()]
 
         assert listed(alone) == listed(grp), grp.name
+
+
+#: Three alike blocks of three alike units: the blocks fold into a series only if each one's
+#: template is taken after its own units folded.
+_NESTED = graph_def(
+    [node(f"blk_{b}/unit_{u}/conv", "Conv2D", [f"blk_{b}/unit_{u - 1}/conv"] if u > 1 else [])
+     for b in (1, 2, 3) for u in (1, 2, 3)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(graph_defs(), st.randoms(use_true_random=False))
+@example(_NESTED, random.Random(0))
+def test_settling_in_any_order_gives_the_same_tree(gd: Any, rnd: Any) -> None:
+    """Scope series are made when a group is first read; whichever groups a picture reads
+    first, in whatever order, the tree and the template partition end up the same."""
+    model = build_model(gd)
+    options = RenderOptions(series_min=2)
+    eager, lazy = build_hierarchy(model, options), build_hierarchy(model, options)
+    eager.settle()
+    groups = list(lazy._raw_groups())  # the groups made before any settling
+    rnd.shuffle(groups)
+    for grp in groups:
+        if rnd.random() < 0.5:
+            assert grp.children is not None
+        else:
+            assert grp.template is not None
+
+    def tree(h: Any) -> list[tuple[str, str, int, bool]]:
+        return [(m.name, m.parent.name, m.depth, isinstance(m, Group)) for m in h.root.walk()]
+
+    def partition(h: Any) -> set[frozenset[str]]:
+        by_template: dict[int, set[str]] = {}
+        for grp in h.all_groups():
+            by_template.setdefault(grp.template, set()).add(grp.name)
+        return {frozenset(names) for names in by_template.values()}
+
+    assert tree(lazy) == tree(eager)
+    assert partition(lazy) == partition(eager)
 
 
 @settings(max_examples=150, deadline=None)
