@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ._gc import paused_gc
@@ -42,6 +43,7 @@ PREFIX_SPLIT_THRESHOLD = 12
 SECTION_LIMIT = 400
 SECTION_SIZE = 200
 _NUMBERED = re.compile(r"^(.*?)(_?)(\d+)$")
+_NAME = attrgetter("name")
 
 
 class Member:
@@ -217,10 +219,6 @@ class Hierarchy:
         yield self.root
         yield from list(self.groups.values())
 
-    def groups_bottom_up(self) -> list[Group]:
-        """Every group made so far, deepest first: children before their parents."""
-        return sorted(self._raw_groups(), key=lambda g: -g.depth)
-
     def settle(self, top: Group | None = None) -> None:
         """Make the scope series of every group in ``top``'s subtree (default: the tree)."""
         top = top or self.root
@@ -268,7 +266,7 @@ class Hierarchy:
                 series.op_count = sum(c.op_count for c in members)  # type: ignore[attr-defined]
                 series.op_hash = sum(c.op_hash for c in members)  # type: ignore[attr-defined]
                 _fix_depths(series)  # its members moved one level down
-        group._children.sort(key=lambda m: (not isinstance(m, Group), m.name))
+        group._children = _ordered(group._children)
 
     def aggregate(self, group: Group) -> None:
         """Fill one group's ``edges``: every model edge between two different children.
@@ -394,10 +392,43 @@ def _build_scopes(h: Hierarchy) -> None:
             group.kind, group.function = "function", ", ".join(dict.fromkeys(calls))
 
 
-def _sort_children(h: Hierarchy) -> None:
+def _ordered(members: list[Member]) -> list[Member]:
     """Deterministic child order: groups first, then ops, each by name."""
-    for group in h._raw_groups():
-        group._children.sort(key=lambda m: (not isinstance(m, Group), m.name))
+    groups = [m for m in members if isinstance(m, Group)]
+    ops = [m for m in members if not isinstance(m, Group)]
+    groups.sort(key=_NAME)
+    ops.sort(key=_NAME)
+    return groups + ops
+
+
+def _finish(h: Hierarchy) -> None:
+    """Once the eager regrouping is done, in one walk of the tree: every member's depth and
+    place among its siblings (see :func:`_ordered`), and each group's op count and the sum of
+    the hashes of the op types below it (a cheap invariant of its structure that scope series
+    leave alone; see :mod:`.structure`)."""
+    preorder: list[Group] = []
+    stack = [h.root]
+    while stack:
+        g = stack.pop()
+        preorder.append(g)
+        children = g._children
+        if len(children) > 1:
+            g._children = children = _ordered(children)
+        depth = g.depth + 1
+        for m in children:
+            m.depth = depth
+            if isinstance(m, Group):
+                stack.append(m)
+    for g in reversed(preorder):  # children before parents
+        count = total = 0
+        for c in g._children:
+            if isinstance(c, Group):
+                count += c.op_count
+                total += c.op_hash
+            else:
+                count += c.role == "op"  # type: ignore[attr-defined]
+                total += hash(c.op)  # type: ignore[attr-defined]
+        g.op_count, g.op_hash = count, total
 
 
 def _reparent(members: list[Member], new: Group) -> None:
@@ -481,6 +512,8 @@ def _prefix_groups(h: Hierarchy) -> None:
 
 def _numbered(label: str) -> tuple[str, int]:
     """``add_3`` -> (add, 3), ``block12`` -> (block, 12), ``add`` -> (add, 0)."""
+    if not label[-1:].isdecimal():  # most labels: no regex (``\d`` is exactly isdecimal)
+        return label, 0
     m = _NUMBERED.match(label)
     return (m.group(1), int(m.group(3))) if m and m.group(1) else (label, 0)
 
@@ -529,7 +562,11 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
 
 def _op_series(h: Hierarchy, minimum: int) -> None:
     for group in list(h._raw_groups()):
-        if len(group._children) < minimum:
+        children = group._children
+        # A series has at least ``minimum - 1`` numbered names (one may be unnumbered, as
+        # number 0): most groups have fewer, and are passed over without grouping names.
+        if len(children) < minimum or sum(
+                m.label[-1:].isdecimal() for m in children) < minimum - 1:
             continue
         clusters: dict[tuple[str, str], list[Member]] = defaultdict(list)
         for m in group._children:
@@ -582,21 +619,6 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
             group._edges = edges
 
 
-def _count_ops(h: Hierarchy) -> None:
-    """Each group's op count, and the sum of the hashes of the op types below it (a cheap
-    invariant of its structure that scope series leave alone; see :mod:`.structure`)."""
-    for group in h.groups_bottom_up():
-        count = total = 0
-        for c in group._children:
-            if isinstance(c, Group):
-                count += c.op_count
-                total += c.op_hash
-            else:
-                count += c.role == "op"  # type: ignore[attr-defined]
-                total += hash(c.op)  # type: ignore[attr-defined]
-        group.op_count, group.op_hash = count, total
-
-
 def _sections(h: Hierarchy) -> None:
     """Split any group with more than ``SECTION_LIMIT`` children into sections of
     ``SECTION_SIZE``, in name order, so that opening it never hands Graphviz one flat layout of
@@ -604,7 +626,7 @@ def _sections(h: Hierarchy) -> None:
     for group in list(h._raw_groups()):
         if len(group._children) <= SECTION_LIMIT:
             continue
-        ordered = sorted(group._children, key=lambda m: (not isinstance(m, Group), m.name))
+        ordered = _ordered(group._children)
         sections = []
         for start in range(0, len(ordered), SECTION_SIZE):
             members = ordered[start:start + SECTION_SIZE]
@@ -635,7 +657,5 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     if options.series:
         _op_series(h, options.series_min)
     _sections(h)
-    _fix_depths(h.root)
-    _sort_children(h)
-    _count_ops(h)
+    _finish(h)
     return h
