@@ -198,6 +198,8 @@ class Hierarchy:
         self.model = model
         #: The shortest scope series to make; None when series are off.
         self.series_min = series_min
+        #: How many series have been made: the tree changed since if this did.
+        self.series_made = 0
         self.root = Group("", self, kind="root")
         #: Every group by full name; scope series appear here once made (see :meth:`settle`).
         self.groups: dict[str, Group] = {}
@@ -237,10 +239,10 @@ class Hierarchy:
 
     def settle_level(self, group: Group) -> None:
         """Make one group's scope series: runs of at least ``series_min`` numbered sibling
-        groups with one base name, one op count and one structural template.
+        groups with one base name, one op count and one structure.
 
-        Only those candidates need templates (and so their subtrees settled); the rest of
-        the children are left as they are.
+        Only those candidates are compared (:meth:`~graphviz_tb.structure.Templates.classes`,
+        which seldom needs templates); the rest of the children are left as they are.
         """
         group._settled = True
         minimum = self.series_min
@@ -251,13 +253,12 @@ class Hierarchy:
         for m in children:
             if isinstance(m, Group) and m.kind != "series":
                 named[(_numbered(m.label)[0], m.op_count)].append(m)
-        clusters: dict[tuple[str, int], list[Member]] = defaultdict(list)
-        for (base, _), members in named.items():
+        candidates: dict[tuple[str, tuple[int, int]], list[Member]] = {}
+        for (base, count), members in named.items():
             if len(members) >= minimum:
-                for m in members:
-                    self.settle(m)
-                    clusters[(base, m.template)].append(m)
-        candidates = {k: v for k, v in clusters.items() if len(v) >= minimum}
+                for i, same in enumerate(self.templates.classes(members)):
+                    if len(same) >= minimum:
+                        candidates[(base, (count, i))] = list(same)
         if not candidates or not _make_series(self, group, candidates, minimum):
             return
         for series in group._children:
@@ -551,11 +552,14 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
                 continue
             series = Group(full, h, parent, parent.depth + 1, kind="series", settled=True)
             ms = [m for _, m in run]
+            # Members compared by name (not template) may still have series of their own due.
+            series._deep = all(m._deep for m in ms if isinstance(m, Group))
             gone = set(ms)
             parent._children = [c for c in parent._children if c not in gone]
             _reparent(ms, series)
             parent._children.append(series)
             h.groups[full] = series
+            h.series_made += 1
             made = True
     return made
 

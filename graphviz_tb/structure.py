@@ -16,12 +16,12 @@ which equal structures always share, and deciding exactly only within the bucket
 from __future__ import annotations
 
 import colorsys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import networkx as nx
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
-from .hierarchy import Group, aggregate_edges
+from .hierarchy import Group, OpNode, aggregate_edges
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from .hierarchy import Hierarchy
 
 __all__ = ["UNIQUE_COLOR", "Templates", "palette"]
+
+_K = TypeVar("_K")
 
 UNIQUE_COLOR = {"light": "#dcdcdc", "dark": "#4a4a4a"}
 #: Above this many children, a group is matched by signature alone (isomorphism is costly).
@@ -48,7 +50,11 @@ class Templates:
         self._next = 0
         self._bucketed: dict[tuple, list[Group]] | None = None
         self._key: dict[Group, tuple] = {}
-        self._split: dict[tuple, dict[int, list[Group]]] = {}
+        self._split: dict[tuple, dict[Group, list[Group]]] = {}
+        #: Relative forms computed so far, and ``series_made`` when they were: a picture
+        #: compares the groups that settling just compared (see :meth:`_form`).
+        self._forms: dict[Group, tuple | None] = {}
+        self._forms_made = 0
         #: After :meth:`complete`: every template's instances (name order), and the templates
         #: with two or more, in legend order.
         self.instances: dict[int, list[Group]] = {}
@@ -93,9 +99,61 @@ class Templates:
         split = self._split.get(key)
         if split is None:  # once per bucket: a picture may show thousands of its groups
             split = self._split[key] = {}
-            for g in sorted(bucket, key=lambda g: g.name):
-                split.setdefault(self.of(g), []).append(g)
-        return split[self.of(drawn)]
+            for same in self.classes(sorted(bucket, key=lambda g: g.name), keyed=True):
+                split.update(dict.fromkeys(same, same))
+        return split[drawn]
+
+    def classes(self, groups: list[Group], *, keyed: bool = False) -> list[list[Group]]:
+        """Partition ``groups`` by structure, each class in the given order, the classes in
+        order of their first group.
+
+        Templates are the last resort.  Groups with a different invariant (function, op-type
+        multiset; the bucket key, or ``keyed`` when the caller bucketed already) differ.
+        Groups whose subtrees are the same up to their name prefix (:func:`_relative_form`:
+        repeated blocks built by the same code) are alike, the name bijection being the
+        witness.  Only when one invariant holds several such forms are templates decided, once
+        per form, to merge forms that are alike without the names agreeing.
+        """
+        position = {g: i for i, g in enumerate(groups)}
+        by_key: dict[tuple, list[Group]] = {}
+        for g in groups:
+            by_key.setdefault(() if keyed else (_function_of(g), g.op_hash), []).append(g)
+        out: list[list[Group]] = []
+        for same_key in by_key.values():
+            if len(same_key) == 1:
+                out.append(same_key)
+                continue
+            forms: list[tuple[tuple | None, list[Group]]] = []
+            for g in same_key:
+                form = self._form(g)
+                # Compared, not hashed: hashing a form costs as much as building it, and
+                # unequal forms mostly differ early.
+                same = next((gs for f, gs in forms if form is not None and f == form), None)
+                if same is None:
+                    forms.append((form, [g]))
+                else:
+                    same.append(g)
+            if len(forms) == 1:
+                out.append(forms[0][1])
+                continue
+            merged: dict[int, list[Group]] = {}
+            for _, members in forms:
+                merged.setdefault(self.of(members[0]), []).extend(members)
+            for members in merged.values():
+                members.sort(key=position.__getitem__)
+            out.extend(merged.values())
+        out.sort(key=lambda same: position[same[0]])
+        return out
+
+    def _form(self, group: Group) -> tuple | None:
+        """:func:`_relative_form`, remembered until a series is made anywhere (which may
+        change a subtree)."""
+        if self._forms_made != self.h.series_made:
+            self._forms.clear()
+            self._forms_made = self.h.series_made
+        if group not in self._forms:
+            self._forms[group] = _relative_form(group, self.h.model.graph._succ)
+        return self._forms[group]
 
     def _bucket_all(self) -> None:
         """Key every group by an invariant equal structures share: its function and the
@@ -126,15 +184,16 @@ class Templates:
         return self.instances[template][0]
 
     def picture(self, present: Iterable[Group]) -> PictureColors:
-        """Colours for one picture: its repeated templates ranked among themselves, so a
-        picture of a few groups gets the most distinct colours first."""
-        alike: dict[int, list[Group]] = {}
-        shown: dict[Group, int] = {}
+        """Colours for one picture: its repeated structures ranked among themselves, so a
+        picture of a few groups gets the most distinct colours first.  A structure is keyed
+        by its first instance, which needs no template."""
+        alike: dict[Group, list[Group]] = {}
+        shown: dict[Group, Group] = {}
         for g in present:
             same = self.alike(g)
             if len(same) >= 2:
-                t = shown[g] = self.shown(g)
-                alike[t] = same
+                shown[g] = same[0]
+                alike[same[0]] = same
         return PictureColors(shown, alike, _legend_order(alike))
 
     def _decide(self, group: Group) -> None:
@@ -170,8 +229,8 @@ class Templates:
 class PictureColors:
     """The structure colours of one picture (see :meth:`Templates.picture`)."""
 
-    def __init__(self, shown: dict[Group, int], alike: dict[int, list[Group]],
-                 repeated: list[int]) -> None:
+    def __init__(self, shown: dict[Group, Group], alike: dict[Group, list[Group]],
+                 repeated: list[Group]) -> None:
         self.shown, self.alike, self.repeated = shown, alike, repeated
         self._rank = {t: i for i, t in enumerate(repeated)}
 
@@ -180,8 +239,9 @@ class PictureColors:
         rank = self._rank.get(t) if t is not None else None
         return UNIQUE_COLOR[theme] if rank is None else palette(rank, theme)
 
-    def template_color(self, template: int, theme: str = "light") -> str:
-        return palette(self._rank[template], theme)
+    def template_color(self, structure: Group, theme: str = "light") -> str:
+        """The colour of a structure, keyed by its first instance."""
+        return palette(self._rank[structure], theme)
 
 
 def _function_of(g: Group) -> str | None:
@@ -199,8 +259,9 @@ def _drawn_as(g: Group) -> Group:
     return g._children[0] if _is_group_series(g) else g  # type: ignore[return-value]
 
 
-def _legend_order(instances: dict[int, list[Group]]) -> list[int]:
-    """Templates with two or more instances, largest footprint first, then by name."""
+def _legend_order(instances: dict[_K, list[Group]]) -> list[_K]:
+    """Structures with two or more instances (keyed by template or by first instance),
+    largest footprint first, then by name."""
     repeated = [t for t, gs in instances.items() if len(gs) >= 2]
     repeated.sort(key=lambda t: (-instances[t][0].op_count * len(instances[t]),
                                  instances[t][0].name))
@@ -304,6 +365,45 @@ def _determined(labels: list[int], wiring: list[tuple]) -> bool:
             return False
         seen[entry] = seen.get(entry, 0) + 1
     return all(n == max(count[e[0]], count[e[1]]) for e, n in seen.items())
+
+
+def _relative_form(group: Group, succ: dict) -> tuple | None:
+    """The subtree below ``group`` with names made relative to it: each member's name, its
+    parent's position, and its op type (or group kind and function), in tree order, and the
+    model edges inside between positions, sorted.  None when a name below does not start with
+    the group's.
+
+    Equal forms mean the subtrees match member for member and edge for edge under the name
+    bijection, so their structures are equal.  The tree is read as it stands (``_children``),
+    settling nothing: the scope series still to be made depend only on what the form records
+    (relative names, op types, wiring), so subtrees equal now stay equal once settled.
+    """
+    name = group.name
+    n = len(name)
+    members: list[tuple] = []
+    position: dict[str, int] = {}  # op name -> its place in ``members``
+    stack: list[tuple[Group | OpNode, int]] = [(c, -1) for c in reversed(group._children)]
+    while stack:
+        m, parent = stack.pop()
+        full = m.name
+        if not full.startswith(name):
+            return None
+        here = len(members)
+        if isinstance(m, Group):
+            members.append((full[n:], parent, m.kind, _function_of(m)))
+            stack.extend((c, here) for c in reversed(m._children))
+        else:
+            members.append((full[n:], parent, m.op))  # type: ignore[attr-defined]
+            position[full] = here
+    edges = []
+    for u, a in position.items():
+        for v, keydict in succ[u].items():
+            b = position.get(v)
+            if b is not None:
+                for k, d in keydict.items():
+                    edges.append((a, b, k, d["kind"]))
+    edges.sort()
+    return members, edges
 
 
 def _by_names(group: Group, label: dict[int, int]) -> tuple | None:
