@@ -345,14 +345,18 @@ def _wire_graph_inputs(builder: _Builder, node_defs: Iterable[tuple[str, Any]]) 
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
     ops, succ, pred = builder.ops, builder.g._succ, builder.g._pred
     for name, node_def in node_defs:
+        inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
+        if not inputs:
+            continue
         mutating = ops[name].startswith(_MUTATING_PREFIXES)
-        for slot, text in enumerate(node_def.input):
+        into = pred[name]
+        for slot, text in enumerate(inputs):
             if ":" not in text and text and text[0] != "^" and text in ops and text != name:
                 # The common case, inlined (this loop runs once per edge of the graph).
                 kind = REF if mutating and is_ref_edge(ops[text], ops[name]) else DATA
-                keydict = succ[text].get(name)
+                keydict = into.get(text)
                 if keydict is None:
-                    keydict = succ[text][name] = pred[name][text] = {}
+                    keydict = succ[text][name] = into[text] = {}
                 keydict[slot] = {"kind": kind, "src_output": 0, "dst_input": slot,
                                  "tensor": (text, 0), "back": False}
                 continue
