@@ -112,7 +112,8 @@ class Templates:
         Groups whose subtrees are the same up to their name prefix (:func:`_relative_form`:
         repeated blocks built by the same code) are alike, the name bijection being the
         witness.  Only when one invariant holds several such forms are templates decided, once
-        per form, to merge forms that are alike without the names agreeing.
+        per form, to merge forms that are alike without the names agreeing.  Groups whose
+        templates are all decided already are split by template.
         """
         position = {g: i for i, g in enumerate(groups)}
         by_key: dict[tuple, list[Group]] = {}
@@ -122,6 +123,9 @@ class Templates:
         for same_key in by_key.values():
             if len(same_key) == 1:
                 out.append(same_key)
+                continue
+            if all(g._template is not None for g in same_key):
+                out.extend(_by_template(same_key).values())
                 continue
             forms: list[tuple[tuple | None, list[Group]]] = []
             for g in same_key:
@@ -136,12 +140,11 @@ class Templates:
             if len(forms) == 1:
                 out.append(forms[0][1])
                 continue
-            merged: dict[int, list[Group]] = {}
-            for _, members in forms:
-                merged.setdefault(self.of(members[0]), []).extend(members)
-            for members in merged.values():
-                members.sort(key=position.__getitem__)
-            out.extend(merged.values())
+            forms_of = {gs[0]: gs for _, gs in forms}
+            for members in _by_template([gs[0] for _, gs in forms]).values():
+                merged = [g for rep in members for g in forms_of[rep]]
+                merged.sort(key=position.__getitem__)
+                out.append(merged)
         out.sort(key=lambda same: position[same[0]])
         return out
 
@@ -242,6 +245,14 @@ class PictureColors:
     def template_color(self, structure: Group, theme: str = "light") -> str:
         """The colour of a structure, keyed by its first instance."""
         return palette(self._rank[structure], theme)
+
+
+def _by_template(groups: list[Group]) -> dict[int, list[Group]]:
+    """Groups by template, in the given order (deciding the templates not yet decided)."""
+    out: dict[int, list[Group]] = {}
+    for g in groups:
+        out.setdefault(g.template, []).append(g)
+    return out
 
 
 def _function_of(g: Group) -> str | None:
