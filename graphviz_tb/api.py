@@ -56,7 +56,12 @@ class Graph:
         return base if len(self.discovery.graphs) == 1 else f"{base} · {self.source.name}"
 
     def hierarchy(self, options: RenderOptions | None = None) -> Hierarchy:
-        """The scope tree for these options (cached per grouping option)."""
+        """The scope tree for these options (cached per grouping option).
+
+        Numbered series are folded as each group's children are first read, so a default
+        view of a large graph never pays for scopes it does not draw; ``settle()`` the
+        result to fold every level at once.
+        """
         from .hierarchy import build_hierarchy
 
         options = options or RenderOptions()
