@@ -404,16 +404,16 @@ def _ordered(members: list[Member]) -> list[Member]:
 
 def _finish(h: Hierarchy) -> None:
     """Once the eager regrouping is done, in one walk of the tree: every member's depth and
-    place among its siblings (see :func:`_ordered`), and each group's op count and the sum of
-    the hashes of the op types below it (a cheap invariant of its structure that scope series
-    leave alone; see :mod:`.structure`)."""
+    place among its siblings (see :func:`_ordered`; sections keep their numeric order), and
+    each group's op count and the sum of the hashes of the op types below it (a cheap
+    invariant of its structure that scope series leave alone; see :mod:`.structure`)."""
     preorder: list[Group] = []
     stack = [h.root]
     while stack:
         g = stack.pop()
         preorder.append(g)
         children = g._children
-        if len(children) > 1:
+        if len(children) > 1 and not _is_section(children[0]):  # sections are made in order
             g._children = children = _ordered(children)
         depth = g.depth + 1
         for m in children:
@@ -430,6 +430,10 @@ def _finish(h: Hierarchy) -> None:
                 count += c.role == "op"  # type: ignore[attr-defined]
                 total += hash(c.op)  # type: ignore[attr-defined]
         g.op_count, g.op_hash = count, total
+
+
+def _is_section(m: Member) -> bool:
+    return isinstance(m, Group) and m.kind == "section"
 
 
 def _reparent(members: list[Member], new: Group) -> None:
