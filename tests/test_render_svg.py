@@ -243,6 +243,9 @@ def test_oversized_groups_open_in_sections(tmp_path: Path) -> None:
     # In the order of their numbers, not of their names ("[1001–1200 …" sorts before "[201…").
     assert [c.label for c in wide.children] == [
         f"[{i * 200 + 1}–{i * 200 + 200} of 2000]" for i in range(10)]
+    # Dealt out with numbers compared as numbers: abs0 … abs199 first, not abs0, abs1, abs10 …
+    first = {c.name for c in wide.children[0].children}
+    assert first == {f"wide/abs{i}" for i in range(200)}
     assert all(len(c.children) == 200 for c in wide.children)
     assert sum(c.op_count for c in wide.children) == 2000
     root = parse(graph.render(series=False, prefix_groups=False, expand=("wide",)))
