@@ -189,7 +189,15 @@ class Templates:
     def picture(self, present: Iterable[Group]) -> PictureColors:
         """Colours for one picture: its repeated structures ranked among themselves, so a
         picture of a few groups gets the most distinct colours first.  A structure is keyed
-        by its first instance, which needs no template."""
+        by its first instance, which needs no template.
+
+        A picture of most of the tree (``--expand-all``) decides every template in one pass
+        instead: that is linear in the tree, where comparing the relative forms of each
+        group's look-alikes costs a walk of every one of their subtrees.
+        """
+        present = list(present)
+        if 2 * len(present) > len(self.h.groups):
+            self.of(self.h.root)
         alike: dict[Group, list[Group]] = {}
         shown: dict[Group, Group] = {}
         for g in present:

@@ -44,8 +44,9 @@ def clean_text(text: str, limit: int | None = None) -> str:
     A lone ``\r`` is a newline too: XML readers turn it into ``\n``, so left alone it would
     make an SVG title differ from the name it shows.
     """
-    text = _CONTROL_CHARS.sub(
-        "\ufffd", text.replace("\r\n", "↵").replace("\n", "↵").replace("\r", "↵"))
+    if not (text.isascii() and text.isprintable()):  # the common case has nothing to replace
+        text = _CONTROL_CHARS.sub(
+            "\ufffd", text.replace("\r\n", "↵").replace("\n", "↵").replace("\r", "↵"))
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
