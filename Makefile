@@ -7,7 +7,7 @@ OUT    := out
 SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved_model \
            $(wildcard samples/logs/*)
 
-.PHONY: demo test lint docs bench samples clean viewer
+.PHONY: demo test lint docs bench samples clean viewer gallery
 
 # The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), built
 # from npm packages pinned in package-lock.json; build products, never committed.
@@ -53,6 +53,12 @@ demo: $(VENV)/.stamp-install $(VIEWER)
 	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.html" || exit 1; \
 	done
 	@echo "open $(OUT)/*.svg (static) or $(OUT)/*.html (interactive)"
+
+# Every sample drawn as a person sees it: static PNG and a Chromium screenshot of the viewer,
+# in out/gallery/.  Look at them before resolving anything that changes what is drawn.
+gallery: $(VENV)/.stamp-test $(VIEWER)
+	@scripts/ensure-system.sh dot:graphviz chromium:chromium
+	$(BIN)/python scripts/gallery.py
 
 test: $(VENV)/.stamp-test $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium

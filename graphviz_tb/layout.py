@@ -42,11 +42,15 @@ __all__ = [
     "Scene",
     "Stub",
     "Wire",
+    "carried_tensors",
     "compute_layout",
     "edge_label",
+    "edge_width",
     "expanded_groups",
     "group_dot",
     "leaf_size",
+    "outline",
+    "tensor_lines",
 ]
 
 #: Points per inch (Graphviz sizes are in inches, positions in points).
@@ -85,6 +89,8 @@ class Box:
     h: float
     expanded: bool = False
     lines: tuple[str, ...] = ()
+    #: Drawn in its group's side column, its edges replaced by stubs.
+    aux: bool = False
 
 
 @dataclass
@@ -182,14 +188,33 @@ def leaf_size(m: Member) -> tuple[float, float, tuple[str, ...]]:
 
 
 def _group_caption(g: Group) -> str:
+    """The second line of a collapsed group: its op count first (a long function name may be
+    cut, the count never is), then what kind of group it is."""
     ops = f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
     if g.kind == "series":
         kinds = {c.op for c in g.children if isinstance(c, OpNode)}
-        each = f" × {next(iter(kinds))}" if len(kinds) == 1 else ""
-        return f"{len(g.children)}{each} · {ops}" if each else f"{len(g.children)} blocks · {ops}"
+        if len(kinds) == 1 and all(isinstance(c, OpNode) for c in g.children):
+            return f"{ops} · {len(g.children)} × {next(iter(kinds))}"
+        return f"{ops} · {len(g.children)} blocks"
     if g.kind == "function" and g.function:
-        return f"ƒ {g.function} · {ops}"
+        return f"{ops} · ƒ {g.function}"
     return ops
+
+
+def carried_tensors(h: Hierarchy, agg: AggEdge) -> dict[tuple[str, int], tuple[str, str, int]]:
+    """The distinct tensors an aggregated edge carries, each ``(producer, output index)``
+    with one model edge that carries it.
+
+    One tensor read by several consumers inside a group is one tensor, not several: labels
+    and widths count what travels, not how many ops read it.
+    """
+    edges = h.model.graph.edges
+    out: dict[tuple[str, int], tuple[str, str, int]] = {}
+    for u, v, k in agg.edges:
+        data = edges[u, v, k]
+        if data["kind"] != CONTROL:
+            out.setdefault(data["tensor"], (u, v, k))
+    return out
 
 
 def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False) -> str:
@@ -203,27 +228,45 @@ def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False) -> str:
 
 
 def _edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool) -> str:
-    carried = agg.counts[DATA] + agg.counts[REF]
-    if carried == 0:
+    if agg.counts[DATA] + agg.counts[REF] == 0:
         return ""
-    if carried > 1:
-        return f"{carried} tensors"
-    model = h.model
-    for u, v, k in agg.edges:
-        if model.graph.edges[u, v, k]["kind"] != CONTROL:
-            return format_shape(model.edge_tensor(u, v, k), dtype=dtypes)
-    return ""
+    tensors = carried_tensors(h, agg)
+    if len(tensors) > 1:
+        return f"{len(tensors)} tensors"
+    u, v, k = next(iter(tensors.values()))
+    return format_shape(h.model.edge_tensor(u, v, k), dtype=dtypes)
 
 
-def _edge_width(h: Hierarchy, agg: AggEdge) -> float:
-    model = h.model
+def tensor_lines(h: Hierarchy, agg: AggEdge, limit: int = 12) -> list[str]:
+    """The tensors an edge carries, one ``producer:index (shape)`` line each, for tooltips."""
+    tensors = carried_tensors(h, agg)
+    lines = []
+    for (producer, index), (u, v, k) in list(tensors.items())[:limit]:
+        shape = format_shape(h.model.edge_tensor(u, v, k), dtype=True) or "shape unknown"
+        lines.append(f"{producer}:{index} ({shape})")
+    if len(tensors) > limit:
+        lines.append(f"… and {len(tensors) - limit} more")
+    return lines
+
+
+def edge_width(h: Hierarchy, agg: AggEdge) -> float:
+    """Line width from the bytes of the distinct tensors carried (log scale, 1 to 5)."""
     total = 0
-    for u, v, k in agg.edges[:64]:
-        if model.graph.edges[u, v, k]["kind"] != CONTROL:
-            total += tensor_bytes(model.edge_tensor(u, v, k))
+    for i, (u, v, k) in enumerate(carried_tensors(h, agg).values()):
+        if i == 64:
+            break
+        total += tensor_bytes(h.model.edge_tensor(u, v, k))
     if total <= 0:
         return 1.0
     return round(min(5.0, 1.0 + math.log10(max(total, 1)) / 2.0), 2)
+
+
+def outline(m: Member) -> str:
+    """The Graphviz shape a member is drawn with, so edges are clipped at its real outline:
+    ops are ellipses; groups, constants, summaries and stubs are boxes."""
+    if isinstance(m, OpNode) and not _is_const(m) and "Summary" not in m.op:
+        return "ellipse"
+    return "box"
 
 
 # --------------------------------------------------------------------------- per-group DOT
@@ -238,6 +281,8 @@ def group_dot(
     children: list[Member], sizes: dict[Member, tuple[float, float]],
     edges: list[tuple[AggEdge, str]], rankdir: str,
 ) -> str:
+    """One group's layout problem.  Every edge is named (``id="e3"``, its place in ``edges``)
+    because Graphviz returns edges in an order of its own, not the order given."""
     index = {m: i for i, m in enumerate(children)}
     out = [
         "digraph G {",
@@ -247,9 +292,10 @@ def group_dot(
     ]
     for m in children:
         w, hgt = sizes[m]
-        out.append(f"n{index[m]} [width={w / PT:.3f}, height={hgt / PT:.3f}];")
-    for agg, label in edges:
-        attrs = []
+        shape = ", shape=ellipse" if outline(m) == "ellipse" else ""
+        out.append(f"n{index[m]} [width={w / PT:.3f}, height={hgt / PT:.3f}{shape}];")
+    for j, (agg, label) in enumerate(edges):
+        attrs = [f"id=e{j}"]
         if label:
             attrs.append(f"label={_q(label)}")
         if agg.back and agg.back == agg.total:
@@ -347,6 +393,8 @@ class GroupLayout:
     height: float
     pos: dict[Member, tuple[float, float]]
     wires: list[Wire]
+    #: Children moved to the side column (see :mod:`graphviz_tb.auxiliary`), in column order.
+    aux: list[Member] = field(default_factory=list)
 
 
 def _visible_children(group: Group, keep: set[Member] | None) -> list[Member]:
@@ -416,7 +464,8 @@ def compute_layout(
             jobs.append((g, nodes, aux, edges, group_dot(nodes, sizes, edges, options.rankdir)))
         results = _layout_all([j[4] for j in jobs], progress)
         for (g, nodes, aux, edges, _), res in zip(jobs, results, strict=True):
-            local = _read_local(h, res, nodes, edges) if res is not None else None
+            local = (_read_local(h, res, nodes, edges, options.rankdir) if res is not None
+                     else None)
             if local is None or _too_flat(local):
                 local = _rows_layout(h, nodes, sizes, edges, options.rankdir)
             layouts[g] = local
@@ -476,15 +525,44 @@ def _rows_layout(h: Hierarchy, nodes: list[Member], sizes: dict[Member, tuple[fl
     height = y - 2 * gap
     if rankdir == "TB":  # inputs at the top instead
         pos = {m: (x, height - yy) for m, (x, yy) in pos.items()}
-    wires = []
-    for agg, label in edges:
-        (x0, y0), (x1, y1) = pos[agg.src], pos[agg.dst]
-        tip = (x1, y1 - sizes[agg.dst][1] / 2 if y1 > y0 else y1 + sizes[agg.dst][1] / 2)
-        start = (x0, y0)
-        wires.append(Wire(agg, [start, start, tip, tip], None, label,
-                          ((x0 + x1) / 2, (y0 + y1) / 2) if label else None,
-                          _edge_width(h, agg)))
+    wires = [_straight_wire(h, agg, label, pos, sizes) for agg, label in edges
+             if agg.src is not agg.dst]
     return GroupLayout(layout_w, height, pos, wires)
+
+
+#: Length of an arrowhead in points (Graphviz's 10 points times ``arrowsize=0.6``).
+_ARROW = 6.0
+
+
+def _border(m: Member, centre: tuple[float, float], size: tuple[float, float],
+            toward: tuple[float, float]) -> tuple[float, float]:
+    """Where the line from a member's centre toward a point leaves its outline."""
+    dx, dy = toward[0] - centre[0], toward[1] - centre[1]
+    a, b = size[0] / 2, size[1] / 2
+    if dx == 0 and dy == 0:
+        return centre
+    if outline(m) == "ellipse":
+        t = 1 / math.hypot(dx / a, dy / b)
+    else:
+        t = min(a / abs(dx) if dx else math.inf, b / abs(dy) if dy else math.inf)
+    return centre[0] + t * dx, centre[1] + t * dy
+
+
+def _straight_wire(h: Hierarchy, agg: AggEdge, label: str,
+                   pos: dict[Member, tuple[float, float]],
+                   sizes: dict[Member, tuple[float, float]]) -> Wire:
+    """A straight edge from the source's outline to an arrowhead on the target's."""
+    c0, c1 = pos[agg.src], pos[agg.dst]
+    start = _border(agg.src, c0, sizes[agg.src], c1)
+    tip = _border(agg.dst, c1, sizes[agg.dst], c0)
+    length = math.hypot(tip[0] - start[0], tip[1] - start[1]) or 1.0
+    back = min(_ARROW, length / 2) / length
+    end = (tip[0] - (tip[0] - start[0]) * back, tip[1] - (tip[1] - start[1]) * back)
+    third = ((2 * start[0] + end[0]) / 3, (2 * start[1] + end[1]) / 3)
+    two = ((start[0] + 2 * end[0]) / 3, (start[1] + 2 * end[1]) / 3)
+    mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
+    lp = (mid[0] + _text_width(label, 8) / 2 + 4, mid[1]) if label else None
+    return Wire(agg, [start, third, two, end], tip, label, lp, edge_width(h, agg))
 
 
 def _stub_edges(g: Group, aux: set[Member], aggs: list[AggEdge]
@@ -526,10 +604,13 @@ def _place_aux(layout: GroupLayout, aux: list[Member],
         top -= hh + 12
     layout.width += gap + column
     layout.height = y
+    layout.aux = list(aux)
 
 
 def _read_local(h: Hierarchy, res: dict, children: list[Member],
-                edges: list[tuple[AggEdge, str]]) -> GroupLayout:
+                edges: list[tuple[AggEdge, str]], rankdir: str) -> GroupLayout:
+    """One group's layout from Graphviz's json0 answer: nodes by their names (``n3``), edges
+    by their ids (``e5``), never by position in the answer."""
     bb = _floats(res.get("bb", "0,0,0,0"))
     pos: dict[Member, tuple[float, float]] = {}
     for obj in res.get("objects", []):
@@ -537,17 +618,63 @@ def _read_local(h: Hierarchy, res: dict, children: list[Member],
         if name.startswith("n") and "pos" in obj:
             x, y = _floats(obj["pos"])
             pos[children[int(name[1:])]] = (x - bb[0], y - bb[1])
+    drawn: dict[int, dict] = {}
+    for e in res.get("edges", []):
+        eid = e.get("id", "")
+        if eid.startswith("e") and eid[1:].isdigit():
+            drawn[int(eid[1:])] = e
+    if len(drawn) != len(edges):
+        raise GraphvizTbError(f"Graphviz returned {len(drawn)} of {len(edges)} edges")
     wires = []
-    for e, (agg, label) in zip(res.get("edges", []), edges, strict=True):
+    for j, (agg, label) in enumerate(edges):
+        e = drawn[j]
         points, arrow = _parse_spline(e.get("pos", ""))
         shift = [(x - bb[0], y - bb[1]) for x, y in points]
         tip = (arrow[0] - bb[0], arrow[1] - bb[1]) if arrow else None
         lp = None
-        if "lp" in e:
+        if "lp" in e and label:
             lx, ly = _floats(e["lp"])
-            lp = (lx - bb[0], ly - bb[1])
-        wires.append(Wire(agg, shift, tip, label, lp, _edge_width(h, agg)))
+            lp = attach_label(shift, (lx - bb[0], ly - bb[1]), label, rankdir)
+        wires.append(Wire(agg, shift, tip, label, lp, edge_width(h, agg)))
     return GroupLayout(bb[2] - bb[0], bb[3] - bb[1], pos, wires)
+
+
+def _bezier_points(points: list[tuple[float, float]], step: float = 4.0
+                   ) -> list[tuple[float, float]]:
+    """Points along a B-spline as DOT writes it (start, then three points per segment)."""
+    out = [points[0]]
+    for i in range(0, len(points) - 3, 3):
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = points[i:i + 4]
+        length = math.hypot(x1 - x0, y1 - y0) + math.hypot(x2 - x1, y2 - y1) + \
+            math.hypot(x3 - x2, y3 - y2)
+        n = max(2, int(length / step))
+        for k in range(1, n + 1):
+            t = k / n
+            a, b, c, d = (1 - t) ** 3, 3 * t * (1 - t) ** 2, 3 * t * t * (1 - t), t ** 3
+            out.append((a * x0 + b * x1 + c * x2 + d * x3, a * y0 + b * y1 + c * y2 + d * y3))
+    return out
+
+
+def attach_label(points: list[tuple[float, float]], lp: tuple[float, float], label: str,
+                 rankdir: str) -> tuple[float, float]:
+    """Where an edge's label is drawn: Graphviz's place when it touches the edge's path, else
+    beside the path's point nearest that place.
+
+    dot reserves room for a label in one rank, but when a tall box shares that rank the path
+    may pass far from it (70 points on the MNIST sample), and a floating label reads as
+    another edge's.  A label always sits beside its own line.
+    """
+    if len(points) < 4:
+        return lp
+    half = _text_width(label, 8) / 2
+    qx, qy = min(_bezier_points(points), key=lambda q: (q[0] - lp[0]) ** 2 + (q[1] - lp[1]) ** 2)
+    if rankdir in ("BT", "TB"):
+        if math.hypot(qx - lp[0], qy - lp[1]) <= half + 10:
+            return lp
+        return (qx + (half + 4) * (1 if lp[0] >= qx else -1), qy)
+    if math.hypot(qx - lp[0], qy - lp[1]) <= 14:
+        return lp
+    return (qx, qy + 8 * (1 if lp[1] >= qy else -1))
 
 
 def _compose(
@@ -572,11 +699,13 @@ def _compose(
                 (wire.label_pos[0] + ox, wire.label_pos[1] + oy) if wire.label_pos else None,
                 wire.width,
             ))
+        aside = set(loc.aux)
         for child, (x, y) in sorted(loc.pos.items(), key=lambda kv: kv[0].name):
             w, hh = sizes[child]
             ax, ay = x + ox, y + oy
             is_open = child in expanded
-            scene.boxes.append(Box(child, ax, ay, w, hh, is_open, lines[child]))
+            scene.boxes.append(Box(child, ax, ay, w, hh, is_open, lines[child],
+                                   child in aside))
             if is_open:
                 inner = layouts[child]  # type: ignore[index]
                 # Content sits centred horizontally, PAD above the bottom border.

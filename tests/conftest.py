@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_inputs import browser_session
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -36,6 +37,10 @@ def _tf() -> Any:
 
         return tensorflow
     return pytest.importorskip("tensorflow")
+
+
+#: Debian's headless Chromium, one for the whole session (see ``browser_session``).
+browser = pytest.fixture(scope="session")(browser_session)
 
 
 @pytest.fixture(scope="session")
@@ -186,6 +191,7 @@ def reader_keras(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ReaderIn
     import numpy as np
 
     root = tmp_path_factory.mktemp("keras")
+    keras.backend.clear_session()  # layer names count from zero whatever ran before
     model = _keras_model(keras)
     config = json.loads(model.to_json())
     layers = _config_layers(config)
@@ -293,3 +299,55 @@ def _event_graph_nodes(logdir: Path) -> int:
             if event.HasField("graph_def"):
                 nodes = len(GraphDef.FromString(event.graph_def).node)
     return nodes
+
+
+@pytest.fixture(scope="session")
+def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """GraphDefs TensorFlow makes now, as users' graphs come: a Keras application's inference
+    trace (ResNet-50, random weights), a TF1 training graph with name scopes, and a TF2
+    ``tf.function`` training step (GradientTape and a Keras optimizer)."""
+    tf = _tf()
+    import keras
+
+    root = tmp_path_factory.mktemp("tf_made")
+    out: dict[str, Path] = {}
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+    resnet = keras.applications.ResNet50(weights=None)
+
+    @tf.function
+    def infer(images: Any) -> Any:
+        return resnet(images, training=False)
+
+    spec = tf.TensorSpec([None, 224, 224, 3], tf.float32, name="images")
+    out["resnet50"] = root / "resnet50.pb"
+    out["resnet50"].write_bytes(
+        infer.get_concrete_function(spec).graph.as_graph_def().SerializeToString())
+
+    out["tf1_training"] = root / "tf1_training.pb"
+    out["tf1_training"].write_bytes(
+        _v1_graph(tf).as_graph_def(add_shapes=True).SerializeToString())
+
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Conv2D(8, 3),
+                              keras.layers.ReLU(), keras.layers.Flatten(),
+                              keras.layers.Dense(10)])
+    optimizer = keras.optimizers.Adam()
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def train_step(images: Any, labels: Any) -> Any:
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(images, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        return loss
+
+    concrete = train_step.get_concrete_function(
+        tf.TensorSpec([None, 28, 28, 1], tf.float32, name="images"),
+        tf.TensorSpec([None], tf.int32, name="labels"))
+    out["tf2_train_step"] = root / "tf2_train_step.pb"
+    out["tf2_train_step"].write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    keras.backend.clear_session()  # later fixtures' layer names count from zero again
+    return out

@@ -546,7 +546,8 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 _ACTIVE_ELEMENTS = frozenset({"script", "foreignObject", "iframe", "object", "embed", "handler",
                               "animate", "set", "use"})
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"]
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--disable-quic"]
 
 
 def svg_problems(data: bytes) -> list[str]:
@@ -596,7 +597,7 @@ def dot_problems(path: Path) -> list[str]:
 
 
 def browser_session() -> Iterator[Any]:
-    """Body of a module-scoped ``browser`` fixture: Debian's headless Chromium through
+    """Body of the ``browser`` fixture (conftest.py): Debian's headless Chromium through
     Playwright, never a downloaded browser.  Without Playwright or Chromium the browser tests
     skip on a developer machine, and fail in CI (``CI`` set), where nothing may be skipped."""
     import pytest

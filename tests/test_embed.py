@@ -29,8 +29,6 @@ from graphviz_tb.embed import EmbedError, parse_embed
 
 DENSE = SAMPLES / "dense_frozen.pb"
 MNIST = SAMPLES / "mnist_tf1.pb"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def _need(module: str) -> Any:
@@ -460,20 +458,6 @@ def test_python_markdown_extension(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- in a browser
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        if os.environ.get("CI"):
-            pytest.fail("Debian's chromium is not on PATH (make test installs it)")
-        pytest.skip("Debian's chromium is not on PATH (make test installs it)")
-    sync_api = _need("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 def _poll(frame: Any, expression: str, timeout: float = 20) -> Any:

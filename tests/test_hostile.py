@@ -35,7 +35,6 @@ from hostile_inputs import (
     CASES,
     HOSTILE_NAMES,
     Case,
-    browser_session,
     dot_problems,
     page_problems,
     svg_problems,
@@ -429,8 +428,8 @@ def test_deep_scopes_do_not_recurse(tmp_path: Path) -> None:
             nodes = re.findall(r"^n(\d+) \[", src, re.M)
             out.append({"bb": "0,0,100,100", "objects": [
                 {"name": f"n{i}", "pos": "50,50"} for i in nodes],
-                "edges": [{"pos": "50,50 50,50 50,50 50,50"}
-                          for _ in re.findall(r" -> ", src)]})
+                "edges": [{"id": eid, "pos": "50,50 50,50 50,50 50,50"}
+                          for eid in re.findall(r" -> n\d+ \[id=(e\d+)", src)]})
         return out
 
     original = layout._run_dot
@@ -590,7 +589,6 @@ def test_viewer_source_never_parses_strings_as_markup() -> None:
     assert found == []
 
 
-browser = pytest.fixture(scope="module")(browser_session)
 
 
 @pytest.mark.browser

@@ -11,7 +11,6 @@ a script error is reported.
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -31,8 +30,6 @@ MNIST = SAMPLES / "mnist_tf1.pb"
 CONTROL_FLOW_V2 = SAMPLES / "control_flow_v2.pb"
 KERAS_CNN = SAMPLES / "keras_cnn.pb"
 DENSE = SAMPLES / "dense_frozen.pb"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "</script>",
            "<!--<script>alert(2)//"]
 
@@ -44,19 +41,6 @@ def _bundle_or_fail() -> None:
 
 
 # --------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not on PATH (make test installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    _bundle_or_fail()
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ import networkx as nx
 import pytest
 from hostile_inputs import (
     HOSTILE_NAMES,
-    browser_session,
     dot_problems,
     graph_def,
     node,
@@ -386,7 +385,6 @@ def test_dot_redraws_with_neato(gd: Any, options: RenderOptions) -> None:
         assert dot_problems(path) == []
 
 
-browser = pytest.fixture(scope="module")(browser_session)
 
 
 @pytest.mark.browser

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..hierarchy import AggEdge, Group, Member, OpNode
-from ..layout import PT, Box, Scene, Stub
+from ..layout import PT, Box, Scene, Stub, tensor_lines
 from ..model import CONTROL, REF
 from ..shapes import format_shape
 from ..structure import UNIQUE_COLOR, PictureColors, palette
@@ -312,7 +312,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
             f"style=\"{','.join(style)}\"",
             f"fillcolor=\"{fill}\"",
             f"label={_node_label(m, box.lines, box.expanded, theme['muted'])}",
-            f"class=\"{_classes(m, box.expanded, h)}\"",
+            f"class=\"{_classes(m, box.expanded, h)}{' aux' if box.aux else ''}\"",
             f"tooltip={_esc_multiline(_tooltip(h, m))}",
             f"id=\"{node_id}\"",
         ]
@@ -365,6 +365,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
         tip = [f"{clean_text(agg.src.name, 200)} → {clean_text(agg.dst.name, 200)}"]
         counts = ", ".join(f"{n} {k}" for k, n in agg.counts.items() if n)
         tip.append(counts + (f" · {wire.label}" if wire.label else ""))
+        tip.extend(clean_text(line, 300) for line in tensor_lines(h, agg))
         attrs.append(f"tooltip={_esc_multiline(tip)}")
         out.append(f"{ids[agg.src]} -> {ids[agg.dst]} [{', '.join(attrs)}];")
         titles[f"e{j}"] = f"{agg.src.name}->{agg.dst.name}"

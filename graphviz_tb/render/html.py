@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GraphvizTbError
 from ..functions import call_targets
-from ..hierarchy import AggEdge, Group, Member, OpNode
+from ..hierarchy import Group, Member, OpNode
 from ..layout import (
     LABEL_H,
     PAD,
@@ -53,6 +53,7 @@ from ..layout import (
     Scene,
     Stub,
     edge_label,
+    edge_width,
     leaf_size,
 )
 from ..model import CONTROL, DATA, REF
@@ -312,7 +313,7 @@ class _Builder:
                 agg_cols["ar"].append(agg.counts[REF])
                 agg_cols["ab"].append(agg.back)
                 agg_cols["al"].append(labels(label))
-                agg_cols["aw"].append(_width(h, agg))
+                agg_cols["aw"].append(edge_width(h, agg))
                 n = 0
                 for u, v, k in agg.edges:
                     ou, ov = h.ops[u], h.ops[v]
@@ -413,14 +414,9 @@ class _Builder:
             tip = [_r(wire.arrow[0]), _r(wire.arrow[1])] if wire.arrow else None
             lp = [_r(wire.label_pos[0]), _r(wire.label_pos[1])] if wire.label_pos else None
             wires.append([a, b, agg, pts, tip, lp])
+        aux = [self.ids[m] for m in loc.aux if m in self.ids]
         return {"w": round(loc.width, 3), "h": round(loc.height, 3), "n": nodes, "s": stub_rows,
-                "e": wires}
-
-
-def _width(h: Hierarchy, agg: AggEdge) -> float:
-    from ..layout import _edge_width
-
-    return _edge_width(h, agg)
+                "e": wires, "x": aux}
 
 
 def build_data(graph: Graph, options: RenderOptions,

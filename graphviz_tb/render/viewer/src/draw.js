@@ -80,14 +80,17 @@ export function drawScene(root, scene, ctx) {
     boxEls[k] = b.stub ? drawStub(nodeLayer, b, graph, colors)
       : drawBox(nodeLayer, b, graph, mode, theme, ctx, colors);
   });
-  const wireEls = scene.wires.map((w) => drawWire(edgeLayer, labelLayer, w, graph, colors,
-    scene));
+  const wireEls = scene.wires.map((w, k) => drawWire(edgeLayer, labelLayer, w, k, graph,
+    colors, scene));
   return { boxEls, wireEls };
 }
 
 function drawStub(layer, b, graph, colors) {
-  const g = svgEl("g", { class: "stub", "data-stub": String(b.far),
+  const g = svgEl("g", { class: "stub", "data-stub": String(b.far), "data-near": String(b.near),
     transform: `translate(${fmt(b.x)},${fmt(-b.y)})` }, layer);
+  // The box the layout gave the stub: its edge ends on it; it is also what takes the pointer.
+  svgEl("rect", { x: fmt(-b.w / 2), y: fmt(-b.h / 2), width: fmt(b.w), height: fmt(b.h),
+    fill: "transparent", class: "shape" }, g);
   text(g, 0, 2.5, cleanText(graph.label[b.far], MAX_LABEL), { "font-size": 7,
     fill: colors.muted });
   title(g, ["edge to or from the auxiliary node " + cleanText(graph.name[b.far], 200)]);
@@ -108,6 +111,7 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   if (group) {
     classes.push(graph.kindName(i) === "series" ? "series" : "group", graph.kindName(i));
     if (b.open) classes.push("expanded");
+    if (b.aux) classes.push("aux");
     const attrs = { x: fmt(-w / 2), y: fmt(-h / 2), width: fmt(w), height: fmt(h), rx: 6,
       fill: f, ...stroke, class: "shape" };
     if (b.open) attrs["fill-opacity"] = 0.333;
@@ -129,6 +133,7 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
     if (konst) classes.push("const");
     if (op.includes("Summary")) classes.push("summary");
     if (role !== "op") classes.push(role);
+    if (b.aux) classes.push("aux");
     const bad = role === "missing" || (graph.notes[i] || []).some((n) => n.startsWith("shape error"));
     if (bad) {
       stroke.stroke = colors.missing;
@@ -167,19 +172,41 @@ function drawToggle(g, w, h, open, colors) {
   title(c, [open ? "collapse (double-click, or −)" : "expand (double-click, or +)"]);
 }
 
-function drawWire(edgeLayer, labelLayer, w, graph, colors, scene) {
+// A wire's end as the oracle and the styles read it: a member index, or the stub of member
+// `far` beside member `near`.
+function endKey(scene, member, stub) {
+  if (member >= 0) return String(member);
+  const b = scene.boxes[stub];
+  return `stub:${b.far}:${b.near}`;
+}
+
+// The tensors an edge carries, one line each with its shape (the tooltip under the counts).
+function tensorLines(graph, a, limit = 12) {
+  const tensors = graph.tensors(a);
+  const lines = tensors.slice(0, limit).map(([src, out]) => {
+    const o = graph.outputs(src)[out];
+    const shape = o ? [o[0], o[1]].filter(Boolean).join(" ") : "";
+    return `${cleanText(graph.name[src], 200)}:${out} (${shape || "shape unknown"})`;
+  });
+  if (tensors.length > limit) lines.push(`… and ${tensors.length - limit} more`);
+  return lines;
+}
+
+function drawWire(edgeLayer, labelLayer, w, k, graph, colors, scene) {
   const a = w.agg;
   const kind = graph.edgeKind(a);
   const width = kind === "control" ? 1 : graph.aw[a];
   const p = w.pts;
   let d = `M${fmt(p[0])},${fmt(-p[1])}`;
-  for (let k = 2; k + 5 < p.length; k += 6) {
-    d += `C${fmt(p[k])},${fmt(-p[k + 1])} ${fmt(p[k + 2])},${fmt(-p[k + 3])} ` +
-      `${fmt(p[k + 4])},${fmt(-p[k + 5])}`;
+  for (let q = 2; q + 5 < p.length; q += 6) {
+    d += `C${fmt(p[q])},${fmt(-p[q + 1])} ${fmt(p[q + 2])},${fmt(-p[q + 3])} ` +
+      `${fmt(p[q + 4])},${fmt(-p[q + 5])}`;
   }
   const cls = ["edge", kind];
   if (graph.ab[a]) cls.push("back");
-  const g = svgEl("g", { class: cls.join(" "), "data-agg": String(a) }, edgeLayer);
+  const g = svgEl("g", { class: cls.join(" "), "data-agg": String(a), "data-wire": String(k),
+    "data-src": endKey(scene, w.src, w.srcStub), "data-dst": endKey(scene, w.dst, w.dstStub) },
+  edgeLayer);
   const attrs = { d, fill: "none", stroke: colors.line,
     "stroke-width": kind === "ref" ? Math.max(2, width) : width };
   if (kind === "control") attrs["stroke-dasharray"] = "5,2";
@@ -202,13 +229,14 @@ function drawWire(edgeLayer, labelLayer, w, graph, colors, scene) {
   let labelEl = null;
   if (label && w.lp) {
     labelEl = text(labelLayer, w.lp[0], -w.lp[1] + 3, cleanText(label, 40),
-      { "font-size": 8, fill: colors.muted, "data-agg": String(a), class: "edge-label" });
+      { "font-size": 8, fill: colors.muted, "data-agg": String(a), "data-wire": String(k),
+        class: "edge-label" });
   }
   const src = w.src >= 0 ? graph.name[w.src] : graph.name[scene.boxes[w.srcStub].far];
   const dst = w.dst >= 0 ? graph.name[w.dst] : graph.name[scene.boxes[w.dstStub].far];
   const counts = [["data", graph.an[a]], ["control", graph.ac[a]], ["ref", graph.ar[a]]]
-    .filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
+    .filter(([, n]) => n).map(([kk, n]) => `${n} ${kk}`).join(", ");
   title(g, [`${cleanText(src, 200)} → ${cleanText(dst, 200)}`,
-    counts + (label ? ` · ${cleanText(label, 40)}` : "")]);
+    counts + (label ? ` · ${cleanText(label, 40)}` : ""), ...tensorLines(graph, a)]);
   return { g, labelEl };
 }

@@ -138,6 +138,11 @@ export class Graph {
   kindName(i) { return this.kind[i] > 0 ? KIND_NAMES[this.kind[i]] : "op"; }
   opType(i) { return this.type[i] >= 0 ? this.opTypes[this.type[i]] : ""; }
   isConst(i) { return this.kind[i] <= 0 && CONST_OPS.has(this.opType(i)); }
+  // The outline a member is drawn with (layout.outline): ops are ellipses, the rest boxes.
+  outline(i) {
+    return this.kind[i] <= 0 && !this.isConst(i) && !this.opType(i).includes("Summary")
+      ? "ellipse" : "box";
+  }
   contains(g, i) { return i >= g && i < g + this.size[g]; }
 
   ancestors(i) {
@@ -192,6 +197,31 @@ export class Graph {
   }
 
   edgeLabel(a) { return this.edgeLabels[this.al[a]] || ""; }
+
+  // The distinct tensors aggregated edge `a` carries, as [producer, output index] pairs
+  // (layout.carried_tensors): one tensor read by several ops counts once.  An edge into a
+  // function argument carries what the call was given at that input.
+  tensors(a) {
+    const seen = new Map();
+    for (let e = this.aeStart[a]; e < this.aeStart[a + 1]; e++) {
+      if (this.isControl(e)) continue;
+      let src = this.esrc[e];
+      let out = this.ecode[e] >> 3;
+      if (this.isArgEdge(e)) {
+        for (let k = this.inStart[src]; k < this.inStart[src + 1]; k++) {
+          const f = this.inList[k];
+          if (!this.isControl(f) && this.eslot[f] === out) {
+            src = this.esrc[f];
+            out = this.ecode[f] >> 3;
+            break;
+          }
+        }
+      }
+      const key = `${src}:${out}`;
+      if (!seen.has(key)) seen.set(key, [src, out]);
+    }
+    return [...seen.values()];
+  }
 
   outputs(i) { return this.out[i] >= 0 ? this.data.outs[this.out[i]] : []; }
   attrs(i) { return this.attr[i] >= 0 ? this.data.attrs[this.attr[i]] : {}; }

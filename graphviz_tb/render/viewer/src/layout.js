@@ -30,8 +30,10 @@ function quote(text) {
   return '"' + text.replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
 }
 
-// The DOT of one group, character for character what layout.group_dot writes.
-export function groupDot(sizes, edges, rankdir) {
+// The DOT of one group, character for character what layout.group_dot writes.  `shapes[i]`
+// is "ellipse" for an op drawn as one (so edges are clipped at its real outline).  Every edge
+// is named by its place in `edges`: Graphviz answers edges in an order of its own.
+export function groupDot(sizes, shapes, edges, rankdir) {
   const out = [
     "digraph G {",
     `graph [rankdir=${rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];`,
@@ -39,15 +41,16 @@ export function groupDot(sizes, edges, rankdir) {
     "edge [fontname=Helvetica, fontsize=8];",
   ];
   sizes.forEach(([w, h], i) => {
-    out.push(`n${i} [width=${(w / PT).toFixed(3)}, height=${(h / PT).toFixed(3)}];`);
+    const shape = shapes[i] === "ellipse" ? ", shape=ellipse" : "";
+    out.push(`n${i} [width=${(w / PT).toFixed(3)}, height=${(h / PT).toFixed(3)}${shape}];`);
   });
-  for (const e of edges) {
-    const attrs = [];
+  edges.forEach((e, j) => {
+    const attrs = [`id=e${j}`];
     if (e.label) attrs.push(`label=${quote(e.label)}`);
     if (e.back && e.back === e.total) attrs.push("constraint=false");
     if (e.kind === "control") attrs.push("weight=0");
     out.push(`n${e.s} -> n${e.t} [${attrs.join(", ")}];`);
-  }
+  });
   out.push("}");
   return out.join("\n");
 }
@@ -106,6 +109,50 @@ function stubEdges(aux, aggs) {
 
 function floats(text) {
   return text.split(",").map(Number);
+}
+
+// Points along a B-spline as DOT writes it (flat [x, y, ...]: start, then 3 per segment).
+function bezierPoints(p, step = 4) {
+  const out = [[p[0], p[1]]];
+  for (let i = 0; i + 7 < p.length; i += 6) {
+    const [x0, y0, x1, y1, x2, y2, x3, y3] = p.slice(i, i + 8);
+    const length = Math.hypot(x1 - x0, y1 - y0) + Math.hypot(x2 - x1, y2 - y1) +
+      Math.hypot(x3 - x2, y3 - y2);
+    const n = Math.max(2, Math.floor(length / step));
+    for (let k = 1; k <= n; k++) {
+      const t = k / n;
+      const a = (1 - t) ** 3;
+      const b = 3 * t * (1 - t) ** 2;
+      const c = 3 * t * t * (1 - t);
+      const d = t ** 3;
+      out.push([a * x0 + b * x1 + c * x2 + d * x3, a * y0 + b * y1 + c * y2 + d * y3]);
+    }
+  }
+  return out;
+}
+
+// Where an edge's label goes: Graphviz's place when it touches the edge's path, else beside
+// the path's point nearest that place (layout.attach_label; dot may leave a label 70 points
+// from its line when a tall box shares the label's rank).
+export function attachLabel(points, lp, label, rankdir) {
+  if (points.length < 8) return lp;
+  const half = textWidth(label, 8) / 2;
+  let best = null;
+  let bestD = Infinity;
+  for (const q of bezierPoints(points)) {
+    const d = (q[0] - lp[0]) ** 2 + (q[1] - lp[1]) ** 2;
+    if (d < bestD) {
+      bestD = d;
+      best = q;
+    }
+  }
+  const dist = Math.sqrt(bestD);
+  if (rankdir === "BT" || rankdir === "TB") {
+    if (dist <= half + 10) return lp;
+    return [best[0] + (half + 4) * (lp[0] >= best[0] ? 1 : -1), best[1]];
+  }
+  if (dist <= 14) return lp;
+  return [best[0], best[1] + 8 * (lp[1] >= best[1] ? 1 : -1)];
 }
 
 function parseSpline(pos, bx, by) {
@@ -278,8 +325,10 @@ export class Layouts {
     const index = new Map(nodes.map((m, i) => [m, i]));
     const nodeSizes = nodes.map((m) => (typeof m === "number" ? sizes.get(m)
       : [textWidth(g.label[m.far], 8) + 10, 14.0]));
+    const shapes = nodes.map((m) => (typeof m === "number" ? g.outline(m) : "box"));
     const edges = kept.map((a) => ({ ...a, s: index.get(a.src), t: index.get(a.dst) }));
-    return { sizes, aux, nodes, nodeSizes, edges, dot: groupDot(nodeSizes, edges, this.rankdir) };
+    return { sizes, aux, nodes, nodeSizes, edges,
+      dot: groupDot(nodeSizes, shapes, edges, this.rankdir) };
   }
 
   // Lay out one group with its children at their current sizes.
@@ -294,7 +343,7 @@ export class Layouts {
     const label = g.name[group] || "the top level";
     const res = await this.run(dot, `${label} (${count.toLocaleString()} children)`);
     const [bx, by, bx2, by2] = floats(res.bb || "0,0,0,0");
-    const L = { w: bx2 - bx, h: by2 - by, n: [], s: [], e: [] };
+    const L = { w: bx2 - bx, h: by2 - by, n: [], s: [], e: [], x: [] };
     const pos = new Array(nodes.length);
     for (const obj of res.objects || []) {
       const name = obj.name || "";
@@ -308,14 +357,21 @@ export class Layouts {
       else L.s.push([m.far, m.near, x, y, nodeSizes[i][0], nodeSizes[i][1]]);
     });
     const ref = (m) => (typeof m === "number" ? m : -1 - m.stub);
-    (res.edges || []).forEach((e, j) => {
-      const edge = edges[j];
-      if (!edge) return;
+    const drawn = new Map();
+    for (const e of res.edges || []) {
+      const id = /^e(\d+)$/.exec(e.id || "");
+      if (id) drawn.set(+id[1], e);
+    }
+    if (drawn.size !== edges.length) {
+      throw new Error(`Graphviz returned ${drawn.size} of ${edges.length} edges`);
+    }
+    edges.forEach((edge, j) => {
+      const e = drawn.get(j);
       const [points, tip] = parseSpline(e.pos || "", bx, by);
       if (!points.length) return;
-      const lp = e.lp ? floats(e.lp) : null;
+      const lp = e.lp && edge.label ? floats(e.lp) : null;
       L.e.push([ref(edge.src), ref(edge.dst), edge.agg, points, tip,
-        lp ? [lp[0] - bx, lp[1] - by] : null]);
+        lp ? attachLabel(points, [lp[0] - bx, lp[1] - by], edge.label, this.rankdir) : null]);
     });
     if (aux.size) placeAux(L, [...aux].sort((a, b) => cmp(g.name[a], g.name[b])), sizes);
     return L;
@@ -353,6 +409,7 @@ export class Layouts {
         scene.boxes.push(box);
       }
       const n = L.n;
+      const aside = new Set(L.x || []);
       const order = [];
       for (let k = 0; k < n.length; k += 3) order.push(k);
       order.sort((a, b) => cmp(g.name[n[a]], g.name[n[b]]));
@@ -363,7 +420,7 @@ export class Layouts {
         const ax = n[k + 1] + ox;
         const ay = n[k + 2] + oy;
         scene.index.set(c, scene.boxes.length);
-        scene.boxes.push({ m: c, x: ax, y: ay, w, h, open, group });
+        scene.boxes.push({ m: c, x: ax, y: ay, w, h, open, group, aux: aside.has(c) });
         if (open) {
           const inner = this.layouts.get(c);
           stack.push([c, ax - inner.w / 2, ay - h / 2 + this.pad]);
@@ -404,4 +461,5 @@ function placeAux(L, aux, sizes) {
   }
   L.w += gap + column;
   L.h = y;
+  L.x = aux;
 }
