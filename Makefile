@@ -65,7 +65,8 @@ test: $(VENV)/.stamp-test $(VIEWER)
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.stamp-test
-	$(BIN)/ruff check graphviz_tb tests samples bench docs
+	$(BIN)/ruff check graphviz_tb tests samples bench docs scripts
+	$(BIN)/lint-imports
 
 # The documentation site, every picture drawn by the tool itself; any warning fails it.
 # Also regenerates the README's picture (deterministic, so it changes only with the graph).

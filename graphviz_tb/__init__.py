@@ -7,7 +7,6 @@
 The public surface is exactly ``__all__``; everything else is internal.
 """
 
-__version__ = "0.1.0"
 
 from .api import Graph, load
 from .errors import (
@@ -22,6 +21,7 @@ from .errors import (
 )
 from .jupyter import set_display
 from .options import LoadOptions, RenderOptions
+from .version import __version__
 
 __all__ = [
     "CorruptRecordError",

@@ -1,18 +1,21 @@
 """The Python API: ``load()`` anything that holds a graph, then ``.info()``, ``.render()``.
 
-The CLI, the Sphinx directive and the Jupyter display are thin layers over this module.  Heavy
-modules (networkx, protobuf, the renderers) are imported inside functions so ``import
-graphviz_tb`` and ``tbgraph --help`` stay fast, and TensorFlow is imported only by the readers
-that need it.
+This is the facade: it composes the pipeline's stages (readers, model, hierarchy and structure,
+view, layout, scene, writers) and caches what they make.  The CLI and the documentation plugins
+are thin layers over it.  Heavy modules (networkx, protobuf, the renderers) are imported inside
+functions so ``import graphviz_tb`` and ``tbgraph --help`` stay fast, and TensorFlow is
+imported only by the readers that need it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._gc import paused_gc
+from .errors import InputError
 from .options import LoadOptions, RenderOptions
 
 if TYPE_CHECKING:
@@ -62,14 +65,15 @@ class Graph:
         view of a large graph never pays for scopes it does not draw; ``settle()`` the
         result to fold every level at once.
         """
-        from .hierarchy import build_hierarchy
+        # Stages are imported when first used: `import graphviz_tb` stays cheap.
+        from .structure import structured_hierarchy
 
         options = options or RenderOptions()
         if options.infer_shapes or options.input_shapes:
             self.infer_shapes(options.input_shapes)
         key = (options.series, options.prefix_groups, options.series_min)
         if key not in self._hierarchies:
-            self._hierarchies[key] = build_hierarchy(self.model, options)
+            self._hierarchies[key] = structured_hierarchy(self.model, options)
         return self._hierarchies[key]
 
     def infer_shapes(
@@ -92,7 +96,7 @@ class Graph:
         graphviz_tb.InputError
             A pinned name is not a placeholder, or TensorFlow cannot import the graph.
         """
-        from .inference import infer_shapes
+        from .inference import infer_shapes  # imported when used: it is large
 
         items = input_shapes.items() if isinstance(input_shapes, Mapping) else input_shapes
         pins = tuple((name, tuple(dims)) for name, dims in items)
@@ -111,9 +115,9 @@ class Graph:
 
     def info(self) -> dict[str, Any]:
         """A JSON-ready summary: source kind, graphs found, exact op and edge counts, groups."""
-        from .info import graph_info
+        from .info import graph_info  # imported when used, as every stage here
 
-        return graph_info(self)
+        return graph_info(self.model, self.discovery, self.index, self.count_nodes)
 
     def shapes(self, patterns: Sequence[str] = (), *,
                changes: bool = False) -> list[dict[str, Any]]:
@@ -147,7 +151,7 @@ class Graph:
         >>> [i["text"] for i in row["inputs"]], row["outputs"][0]["text"]  # doctest: +SKIP
         (['float32 ?×3136', 'float32 3136×1024'], 'float32 ?×1024')
         """
-        from .shape_report import row_json, shape_rows
+        from .shape_report import row_json, shape_rows  # imported when used
 
         return [row_json(row) for row in shape_rows(self.model, patterns=patterns,
                                                     changes=changes)]
@@ -158,6 +162,7 @@ class Graph:
         *,
         format: str | None = None,
         options: RenderOptions | None = None,
+        progress: Callable[[int, int], None] | None = None,
         **kwargs: Any,
     ) -> str | bytes | None:
         """Draw the graph.
@@ -177,6 +182,8 @@ class Graph:
         options, **kwargs:
             What to show and how: a :class:`RenderOptions`, or its fields as keywords
             (keywords win over ``options``).
+        progress:
+            Called with (group layouts done, group layouts in all) while laying out.
 
         Examples
         --------
@@ -188,14 +195,13 @@ class Graph:
         >>> svg.startswith("<?xml"), page.startswith("<!DOCTYPE html>")  # doctest: +SKIP
         (True, True)
         """
-        from dataclasses import replace
-
-        from .render import format_for, render_bytes, write_output
+        from .render import format_for, render_bytes, write_output  # imported when used
 
         options = replace(options or RenderOptions(), **kwargs) if kwargs else (
             options or RenderOptions())
         fmt = format_for(path, format)
-        data = render_bytes(self, fmt, options)
+        data = render_bytes(self.hierarchy(options), fmt, options, title=self.name,
+                            progress=progress)
         if path is not None:
             write_output(path, data)
             return None
@@ -205,7 +211,7 @@ class Graph:
                           exclude: Container[str] | None = None) -> dict[str, str]:
         """Jupyter's display hook: SVG, or the interactive viewer after
         ``graphviz_tb.set_display("html")`` (see :mod:`graphviz_tb.jupyter`)."""
-        from .jupyter import mimebundle
+        from .jupyter import mimebundle  # imported when a notebook asks
 
         return mimebundle(self, include, exclude)
 
@@ -238,15 +244,13 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     >>> g = graphviz_tb.load("samples/mnist_tf1.pb")  # doctest: +SKIP
     >>> g.info()["nodes"]  # doctest: +SKIP
     """
-    from .errors import InputError
-    from .model import build_model
+    # The readers and the model (protobuf, networkx) are imported when a graph is loaded.
+    from .functions import build_model
     from .readers import discover, discover_object, select
 
     if options is None:
         options = LoadOptions(**kwargs)
     elif kwargs:
-        from dataclasses import replace
-
         options = replace(options, **kwargs)
     try:
         if isinstance(source, (str, os.PathLike)):

@@ -18,19 +18,19 @@ picture is actually rendered.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import html
 import os
 import re
 import shutil
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import __version__
+from .api import load
 from .errors import GraphvizTbError
-from .options import COLOR_BY, RANKDIRS, LoadOptions, RenderOptions
+from .options import COLOR_BY, RANKDIRS, LoadOptions, RenderOptions, parse_input_shape
+from .version import __version__
 
 __all__ = [
     "DEFAULT_HEIGHT",
@@ -90,13 +90,11 @@ def _globs(text: str) -> tuple[str, ...]:
 
 
 def _input_shapes(name: str, text: str) -> tuple[tuple[str, tuple[int | None, ...]], ...]:
-    from .cli_shapes import input_shape
-
     pins = []
     for item in (p for p in re.split(r"[;\s]+", text.strip()) if p):
         try:
-            pins.append(input_shape(item))
-        except argparse.ArgumentTypeError as exc:
+            pins.append(parse_input_shape(item))
+        except ValueError as exc:
             raise EmbedError(f"option {name!r}: {exc}") from None
     return tuple(pins)
 
@@ -268,8 +266,6 @@ def content_digest(path: Path, settings: str) -> str:
 
 
 def _with_digest(embed: Embed) -> Embed:
-    from dataclasses import replace
-
     settings = repr((embed.format, sorted(asdict(embed.load).items()),
                      sorted(asdict(embed.render).items())))
     return replace(embed, digest=content_digest(embed.source, settings))
@@ -286,8 +282,6 @@ def ensure_rendered(embed: Embed, directory: str | os.PathLike[str]) -> tuple[Pa
     EmbedError
         The model cannot be read or drawn; the message names the model.
     """
-    from .api import load
-
     target = Path(directory, embed.filename)
     if target.is_file():
         return target, False

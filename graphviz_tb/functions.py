@@ -20,14 +20,16 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import dtype_name, shape_from_proto
-from .model import CONTROL, InputRef, parse_input
+from .errors import NoGraphError
+from .model import CONTROL, InputRef, finish_model, parse_input, start_model
+from .options import LoadOptions
 from .shapes import TensorInfo
 
 if TYPE_CHECKING:
-    from .model import GraphModel, _Builder
-    from .options import LoadOptions
+    from .model import GraphModel, ModelBuilder
+    from .readers.base import GraphSource
 
-__all__ = ["call_targets", "inline_calls", "inline_library"]
+__all__ = ["build_model", "call_targets", "inline_calls", "inline_library"]
 
 _PLAIN_CALLS = frozenset({"StatefulPartitionedCall", "PartitionedCall", "TPUPartitionedCall"})
 _WHILE = frozenset({"While", "StatelessWhile", "_While"})
@@ -95,7 +97,7 @@ def _arg_info(fdef: Any, index: int, arg: Any) -> TensorInfo:
 class _Body:
     """One instantiation of a FunctionDef under a name prefix."""
 
-    def __init__(self, model: GraphModel, builder: _Builder, fdef: Any, prefix: str) -> None:
+    def __init__(self, model: GraphModel, builder: ModelBuilder, fdef: Any, prefix: str) -> None:
         self.model, self.builder, self.fdef, self.prefix = model, builder, fdef, prefix
         self.local: dict[str, str] = {}
         self.args: dict[str, str] = {}
@@ -187,7 +189,7 @@ def _call_io(model: GraphModel, call: str) -> tuple[list[tuple[str, int]], dict[
 class _Inliner:
     """Breadth-first opening of calls, with a recursion guard and an op budget."""
 
-    def __init__(self, model: GraphModel, builder: _Builder, options: LoadOptions) -> None:
+    def __init__(self, model: GraphModel, builder: ModelBuilder, options: LoadOptions) -> None:
         self.model, self.builder, self.options = model, builder, options
         self.budget = options.max_function_ops
         self.exhausted = False
@@ -253,7 +255,7 @@ class _Inliner:
             self.open_call(call, stack)
 
 
-def inline_calls(model: GraphModel, builder: _Builder, names: list[str],
+def inline_calls(model: GraphModel, builder: ModelBuilder, names: list[str],
                  options: LoadOptions) -> None:
     """Open every call among the top-level ops ``names`` (and, transitively, inside bodies)."""
     inliner = _Inliner(model, builder, options)
@@ -266,7 +268,7 @@ def inline_calls(model: GraphModel, builder: _Builder, names: list[str],
     inliner.run()
 
 
-def inline_library(model: GraphModel, builder: _Builder, options: LoadOptions) -> None:
+def inline_library(model: GraphModel, builder: ModelBuilder, options: LoadOptions) -> None:
     """A GraphDef with only a function library: draw each function as a top-level group."""
     inliner = _Inliner(model, builder, options)
     for fname in sorted(model.functions):
@@ -275,3 +277,44 @@ def inline_library(model: GraphModel, builder: _Builder, options: LoadOptions) -
             break
         inliner.queue.extend((inner, (fname,)) for inner in body.calls)
     inliner.run()
+
+
+def build_model(
+    graph_def: Any,
+    *,
+    source: GraphSource | None = None,
+    options: LoadOptions | None = None,
+    kind: str = "op",
+    where: str = "graph",
+) -> GraphModel:
+    """The model stage whole: a GraphDef's ops (:func:`~graphviz_tb.model.start_model`),
+    then its function calls opened into their bodies, then cycles marked.
+
+    Parameters
+    ----------
+    graph_def:
+        A ``GraphDef`` message (tensorboard's or TensorFlow's class).
+    source:
+        Where it came from, kept for ``info`` and titles.
+    options:
+        ``functions`` opens calls into their bodies; ``max_function_ops`` caps that.
+    kind:
+        ``op`` or ``conceptual`` (Keras layer graphs).
+    where:
+        Names the input in error messages.
+
+    Raises
+    ------
+    NoGraphError
+        When the GraphDef has no ops and no function library to show.
+    """
+    options = options or LoadOptions()
+    model, builder, names = start_model(graph_def, source=source, kind=kind, where=where)
+    if options.functions and model.functions:
+        if names:
+            inline_calls(model, builder, names, options)
+        else:
+            inline_library(model, builder, options)
+    elif not names:
+        raise NoGraphError(f"{where}: the graph holds no ops (only a function library)")
+    return finish_model(model)

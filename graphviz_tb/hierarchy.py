@@ -16,16 +16,16 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._gc import paused_gc
 from .model import CONTROL, DATA, REF
+from .options import RenderOptions
 
 if TYPE_CHECKING:
-    from collections.abc import Container, Iterable, Iterator
+    from collections.abc import Callable, Container, Iterable, Iterator
 
     from .model import GraphModel
-    from .options import RenderOptions
 
 __all__ = [
     "AggEdge",
@@ -33,6 +33,7 @@ __all__ = [
     "Hierarchy",
     "Member",
     "OpNode",
+    "TemplateSource",
     "build_hierarchy",
     "scope_path",
 ]
@@ -45,6 +46,20 @@ SECTION_SIZE = 200
 _NUMBERED = re.compile(r"^(.*?)(_?)(\d+)$")
 _DIGITS = re.compile(r"(\d+)")
 _NAME = attrgetter("name")
+
+
+class TemplateSource(Protocol):
+    """What the tree needs from the next stage, :mod:`graphviz_tb.structure`: structural
+    templates, to fold numbered sibling scopes into a series only when they are alike."""
+
+    def of(self, group: Group) -> int:
+        """The group's template id (equal ids, equal structure)."""
+
+    def classes(self, groups: list[Group]) -> list[list[Group]]:
+        """``groups`` partitioned by structure."""
+
+    def complete(self) -> None:
+        """Decide every group's template."""
 
 
 class Member:
@@ -163,7 +178,7 @@ class Group(Member):
         """The structural template: equal ids mean equal structure (op types and wiring,
         recursively)."""
         if self._template is None:
-            self.owner.templates.of(self)
+            self.owner.structure().of(self)
         return self._template  # type: ignore[return-value]
 
     def walk(self) -> Iterator[Member]:
@@ -193,9 +208,8 @@ class Hierarchy:
     subtrees, which are settled first, and change nothing outside its own subtree.
     """
 
-    def __init__(self, model: GraphModel, series_min: int | None = None) -> None:
-        from .structure import Templates
-
+    def __init__(self, model: GraphModel, series_min: int | None = None,
+                 templates: Callable[[Hierarchy], TemplateSource] | None = None) -> None:
         self.model = model
         #: The shortest scope series to make; None when series are off.
         self.series_min = series_min
@@ -205,8 +219,16 @@ class Hierarchy:
         #: Every group by full name; scope series appear here once made (see :meth:`settle`).
         self.groups: dict[str, Group] = {}
         self.ops: dict[str, OpNode] = {}
-        self.templates = Templates(self)
+        #: Structural templates, from the next stage (see :func:`build_hierarchy`).
+        self.templates = templates(self) if templates is not None else None
         self._order: dict[str, int] | None = None
+
+    def structure(self) -> TemplateSource:
+        """The templates of this tree (the hierarchy was built with them, or this raises)."""
+        if self.templates is None:
+            raise RuntimeError("this hierarchy was built without structural templates; build "
+                               "it with graphviz_tb.structure.structured_hierarchy")
+        return self.templates
 
     def lookup(self, name: str) -> Member | None:
         """The group of that full name, else the op of that name."""
@@ -248,7 +270,7 @@ class Hierarchy:
         group._settled = True
         minimum = self.series_min
         children = group._children
-        if minimum is None or len(children) < minimum:
+        if minimum is None or self.templates is None or len(children) < minimum:
             return
         named: dict[tuple[str, int], list[Group]] = defaultdict(list)
         for m in children:
@@ -306,7 +328,7 @@ class Hierarchy:
     def complete(self) -> None:
         """Aggregate every edge and assign every template (the viewer ships them all)."""
         aggregate_edges(self)
-        self.templates.complete()
+        self.structure().complete()
 
 
 def _count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member, u: str,
@@ -657,17 +679,19 @@ def _sections(h: Hierarchy) -> None:
 
 
 @paused_gc
-def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
+def build_hierarchy(model: GraphModel, options: RenderOptions | None = None, *,
+                    templates: Callable[[Hierarchy], TemplateSource] | None = None
+                    ) -> Hierarchy:
     """Group the model's ops into scopes, function bodies, prefix groups and series.
 
-    Scope series need structural templates (:mod:`graphviz_tb.structure`): ``layer_1 ...
-    layer_12`` form a series only if they share one, so they are made when a group's children
-    are first read (see :class:`Hierarchy`), like edges and templates.
+    Scope series need structural templates: ``layer_1 ... layer_12`` form a series only if they
+    share one, so they are made when a group's children are first read (see
+    :class:`Hierarchy`), like edges and templates, and only when ``templates`` makes the
+    tree's :class:`TemplateSource`.  :func:`graphviz_tb.structure.structured_hierarchy` passes
+    it; without, the tree has no scope series and no templates.
     """
-    from .options import RenderOptions
-
     options = options or RenderOptions()
-    h = Hierarchy(model, options.series_min if options.series else None)
+    h = Hierarchy(model, options.series_min if options.series else None, templates)
     _build_scopes(h)
     if options.prefix_groups:
         _prefix_groups(h)

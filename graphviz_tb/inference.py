@@ -219,7 +219,7 @@ class _Importer:
         """Create the fed placeholders in the default graph; the input map that uses them."""
         if not self.feeds:
             return {}
-        from tensorflow.python.ops import handle_data_util
+        from tensorflow.python.ops import handle_data_util  # TensorFlow: only when inferring
 
         inputs = {text for node in graph_def.node for text in node.input}
         by_name = {n.name: n for n in self.graph_def.node if n.name in self.feeds}
@@ -243,7 +243,7 @@ class _Importer:
         return message
 
     def _read(self, graph: Any, result: _ScopeResult) -> None:
-        from tensorflow.python.ops import handle_data_util
+        from tensorflow.python.ops import handle_data_util  # TensorFlow: only when inferring
 
         handle_types = (self.tf.resource, self.tf.variant)
         for op in graph.get_operations():
@@ -526,7 +526,7 @@ class _Run:
         model = self.model
         if not model.function_groups:
             return
-        try:
+        try:  # TensorFlow, imported only when inferring
             from tensorflow.python.framework.function_def_to_graph import (
                 function_def_to_graph_def,
             )

@@ -13,8 +13,10 @@ from .errors import printable
 from .hierarchy import scope_path
 
 if TYPE_CHECKING:
-    from .api import Graph
+    from collections.abc import Callable
+
     from .model import GraphModel
+    from .readers.base import Discovery
 
 __all__ = ["format_info", "graph_info"]
 
@@ -28,9 +30,11 @@ def _name(text: str) -> str:
     return printable(text, _NAME_CHARS)
 
 
-def graph_info(graph: Graph) -> dict[str, Any]:
-    """A JSON-ready summary of the discovery and of the selected graph."""
-    model, discovery = graph.model, graph.discovery
+def graph_info(model: GraphModel, discovery: Discovery, selected: int,
+               count_nodes: Callable[[int], int]) -> dict[str, Any]:
+    """A JSON-ready summary of the discovery and of the selected graph (``model``, which is
+    graph ``selected`` of the discovery).  ``count_nodes(i)`` counts graph ``i``'s top-level
+    ops (parsing it when not yet parsed)."""
     nodes = model.graph.nodes
     ops = Counter(d["op"] for _, d in nodes(data=True)
                   if d["role"] == "op" and d.get("function") is None)
@@ -40,10 +44,10 @@ def graph_info(graph: Graph) -> dict[str, Any]:
         "source_kind": discovery.source_kind,
         "graphs": [
             {"index": i, "name": s.name, "kind": s.kind, "origin": s.origin, "run": s.run,
-             "tag": s.tag, "step": s.step, "nodes": graph.count_nodes(i)}
+             "tag": s.tag, "step": s.step, "nodes": count_nodes(i)}
             for i, s in enumerate(discovery.graphs)
         ],
-        "selected": graph.index,
+        "selected": selected,
         "kind": model.kind,
         "nodes": model.top_level_nodes,
         "functions": len(model.functions),

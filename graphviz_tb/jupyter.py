@@ -20,16 +20,24 @@ from __future__ import annotations
 import html
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .options import RenderOptions
 
-if TYPE_CHECKING:
-    from .api import Graph
-
-__all__ = ["DisplaySettings", "get_display", "mimebundle", "set_display", "srcdoc_iframe"]
+__all__ = ["DisplaySettings", "Displayable", "get_display", "mimebundle", "set_display",
+           "srcdoc_iframe"]
 
 _FORMATS = ("svg", "html")
+
+
+class Displayable(Protocol):
+    """What a notebook shows: something that renders itself (a :class:`graphviz_tb.Graph`)."""
+
+    name: str
+
+    def render(self, path: None = None, *, format: str | None = None,
+               options: RenderOptions | None = None) -> str | bytes | None:
+        """SVG or HTML text of the picture."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +116,7 @@ def srcdoc_iframe(page: str, height: str = "600px", title: str = "graph") -> str
             f'border:1px solid #c8c8c8;border-radius:4px"></iframe>')
 
 
-def mimebundle(graph: Graph, include: Container[str] | None = None,
+def mimebundle(graph: Displayable, include: Container[str] | None = None,
                exclude: Container[str] | None = None,
                settings: DisplaySettings | None = None) -> dict[str, str]:
     """The display data for ``graph``: one picture (SVG or the framed viewer) and a text line.

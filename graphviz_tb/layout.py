@@ -1,30 +1,30 @@
-"""Per-group Graphviz layout, composed into one scene.
+"""Per-group layout: each open group laid out on its own by Graphviz, and cached.
 
 Graphviz on a flat graph of tens of thousands of nodes takes minutes to hours, so it never sees
-one.  Each expanded group is laid out on its own by ``dot``, with its children as boxes of known
-size (an expanded child is a box as big as its own layout), and the results are composed by
-translation, deepest groups first.  Edges between children of a group are routed by that group's
-layout; an edge to an expanded group ends at the group's border.
+one.  Each open group is laid out on its own by ``dot``, with its children as boxes of known
+size (an open child is a box as big as its own layout), deepest groups first.  Edges between
+children of a group are routed by that group's layout; an edge to an open group ends at the
+group's border.  :mod:`graphviz_tb.scene` then composes the group layouts by translation.
 
-Many small layouts go to ``dot`` in one process (it reads several graphs from one input), the
-batches run on all cores, and every group layout is cached by the text of its DOT, so repeated
-renders and identical blocks cost nothing.
+This module also decides what each box and edge says, because the layout must size it: a
+collapsed member's label lines and size, an edge's shape label and width.
+
+Many small layouts go to the engine in one call, the batches run on all cores, and every group
+layout is cached by the text of its DOT, so repeated renders and identical blocks cost nothing.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import math
 import os
-import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import engine
 from .auxiliary import auxiliary_children
-from .errors import ExecutableNotFound, GraphvizTbError
+from .errors import GraphvizTbError
 from .hierarchy import AggEdge, Group, Member, OpNode, aggregate_edges
 from .model import CONTROL, DATA, REF
 from .shapes import format_shape, tensor_bytes
@@ -37,17 +37,17 @@ __all__ = [
     "LABEL_H",
     "MAX_EDGE_LABEL",
     "PAD",
-    "Box",
+    "PT",
     "GroupLayout",
-    "Scene",
+    "GroupLayouts",
     "Stub",
     "Wire",
+    "attach_label",
     "carried_tensors",
-    "compute_layout",
     "edge_label",
     "edge_width",
-    "expanded_groups",
     "group_dot",
+    "layout_groups",
     "leaf_size",
     "outline",
     "tensor_lines",
@@ -57,12 +57,12 @@ __all__ = [
 PT = 72.0
 PAD = 10.0  # inside an expanded group's border
 LABEL_H = 20.0  # room for an expanded group's title
-_BATCH = 64  # group layouts per dot process
+_BATCH = 64  # group layouts per engine call
 _CHAR = 0.58  # average glyph width / font size for Helvetica-ish fonts
 #: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
 MAX_EDGE_LABEL = 40
 
-_cache: dict[str, dict] = {}
+_cache: dict[str, dict | None] = {}
 #: With more groups open than this, every group's edges are aggregated in one pass.
 _MANY_OPEN = 32
 
@@ -78,20 +78,6 @@ class Stub(Member):
         self.target = target
 
 
-@dataclass
-class Box:
-    """A drawn member: position of its centre and size, in points (y grows upwards, as in DOT)."""
-
-    member: Member
-    x: float
-    y: float
-    w: float
-    h: float
-    expanded: bool = False
-    lines: tuple[str, ...] = ()
-    #: Drawn in its group's side column, its edges replaced by stubs.
-    aux: bool = False
-
 
 @dataclass
 class Wire:
@@ -104,61 +90,6 @@ class Wire:
     label_pos: tuple[float, float] | None = None
     width: float = 1.0
 
-
-@dataclass
-class Scene:
-    """Everything to draw, in absolute coordinates; ``boxes`` parents before children."""
-
-    boxes: list[Box] = field(default_factory=list)
-    wires: list[Wire] = field(default_factory=list)
-    width: float = 0.0
-    height: float = 0.0
-    expanded: frozenset[Group] = frozenset()
-    #: Each open group's own layout, and the size every visible member was drawn at.
-    layouts: dict[Group, GroupLayout] = field(default_factory=dict)
-    sizes: dict[Member, tuple[float, float]] = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------- which groups open
-
-
-def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None
-                    ) -> frozenset[Group]:
-    """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
-    their ancestors), all with ``expand_all``, minus those matching ``collapse``.
-
-    Depth alone is answered top-down, reading only the children of open groups, so the tree
-    below stays unsettled (see :class:`~graphviz_tb.hierarchy.Hierarchy`).  A pattern can name
-    any group and a focus any op, so those settle the whole tree first.
-    """
-    opened: set[Group] = {h.root}
-    if options.expand_all or options.expand or focus_ops:
-        for group in h.all_groups():
-            if group is h.root:
-                continue
-            if options.expand_all or group.depth < options.depth:
-                opened.add(group)
-            elif options.expand and _matches(group.name, options.expand):
-                opened.add(group)
-                opened.update(group.ancestors())
-    else:
-        stack = [h.root]
-        while stack:
-            for c in stack.pop().children:
-                if isinstance(c, Group) and c.depth < options.depth:
-                    opened.add(c)
-                    stack.append(c)
-    if focus_ops:
-        for name in focus_ops:
-            opened.update(h.ops[name].ancestors())
-    if options.collapse:
-        opened = {g for g in opened if g is h.root or not _matches(g.name, options.collapse)}
-    # A group is visible only if all its ancestors are open.
-    return frozenset(g for g in opened if all(a in opened for a in g.ancestors()))
 
 
 # --------------------------------------------------------------------------- sizes and labels
@@ -309,34 +240,11 @@ def group_dot(
     return "\n".join(out)
 
 
-def _run_dot(sources: list[str]) -> list[dict]:
-    """Lay out several graphs in one ``dot`` process; returns their ``-Tjson0`` objects."""
-    try:
-        proc = subprocess.run(
-            ["dot", "-Tjson0"], input="\n".join(sources).encode("utf-8"),
-            capture_output=True, check=False,
-        )
-    except FileNotFoundError:
-        raise ExecutableNotFound() from None
-    if proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GraphvizTbError(f"Graphviz dot failed: {message[-1] if message else 'no output'}")
-    text = proc.stdout.decode("utf-8")
-    decoder = json.JSONDecoder()
-    results, pos = [], 0
-    while len(results) < len(sources):
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        obj, pos = decoder.raw_decode(text, pos)
-        results.append(obj)
-    return results
-
-
 def _run_batch(sources: list[str]) -> list[dict | None]:
-    """One dot process for the batch; if dot refuses it, each graph alone, so one graph it
-    cannot lay out (an overwide node) gets ``None`` and the fallback, not the whole batch."""
+    """One engine call for the batch; if Graphviz refuses it, each graph alone, so one graph
+    it cannot lay out (an overwide node) gets ``None`` and the fallback, not the whole batch."""
     try:
-        return list(_run_dot(sources))
+        return list(engine.current().layout(sources))
     except GraphvizTbError:
         if len(sources) == 1:
             return [None]
@@ -378,7 +286,8 @@ def _parse_spline(pos: str) -> tuple[list[tuple[float, float]], tuple[float, flo
     return points, arrow
 
 
-# --------------------------------------------------------------------------- composition
+
+# --------------------------------------------------------------------------- group layouts
 
 
 @dataclass
@@ -386,7 +295,7 @@ class GroupLayout:
     """One group's own layout, relative to its content's lower-left corner.
 
     ``pos`` holds each visible child's centre; ``wires`` the edges between children.  The HTML
-    viewer receives these per group and composes them exactly as :func:`_compose` does.
+    viewer receives these per group and composes them as :func:`graphviz_tb.scene.compose` does.
     """
 
     width: float
@@ -397,32 +306,42 @@ class GroupLayout:
     aux: list[Member] = field(default_factory=list)
 
 
+
+@dataclass
+class GroupLayouts:
+    """Every open group's own layout, and the size and label lines of every member drawn."""
+
+    layouts: dict[Group, GroupLayout]
+    sizes: dict[Member, tuple[float, float]]
+    lines: dict[Member, tuple[str, ...]]
+
+
 def _visible_children(group: Group, keep: set[Member] | None) -> list[Member]:
     if keep is None:
         return list(group.children)
     return [c for c in group.children if c in keep]
 
 
-def compute_layout(
+
+def layout_groups(
     h: Hierarchy,
     options: RenderOptions,
+    expanded: frozenset[Group],
     *,
-    expanded: frozenset[Group] | None = None,
     keep: set[Member] | None = None,
     progress: Callable[[int], None] | None = None,
-) -> Scene:
-    """Lay out the visible part of the hierarchy.
+) -> GroupLayouts:
+    """Lay out every open group on its own, deepest first.
 
     Parameters
     ----------
     expanded:
-        Groups drawn open (default: :func:`expanded_groups` for ``options``).
+        The groups drawn open (the root among them).
     keep:
         When set, only these members are drawn (``--focus``).
     progress:
         Called with the number of group layouts finished, for progress bars.
     """
-    expanded = expanded if expanded is not None else expanded_groups(h, options)
     if len(expanded) > _MANY_OPEN:
         aggregate_edges(h)  # one pass over all edges beats a subtree walk per open group
     order = sorted(expanded, key=lambda g: -g.depth)  # deepest first
@@ -471,7 +390,8 @@ def compute_layout(
             layouts[g] = local
             if aux:
                 _place_aux(layouts[g], sorted(aux, key=lambda m: m.name), sizes)
-    return _compose(h, layouts, sizes, lines, expanded)
+    return GroupLayouts(layouts, sizes, lines)
+
 
 
 #: A group layout wider than this (points) and much wider than high is re-done in rows.
@@ -675,41 +595,3 @@ def attach_label(points: list[tuple[float, float]], lp: tuple[float, float], lab
     if math.hypot(qx - lp[0], qy - lp[1]) <= 14:
         return lp
     return (qx, qy + 8 * (1 if lp[1] >= qy else -1))
-
-
-def _compose(
-    h: Hierarchy,
-    layouts: dict[Group, GroupLayout],
-    sizes: dict[Member, tuple[float, float]],
-    lines: dict[Member, tuple[str, ...]],
-    expanded: frozenset[Group],
-) -> Scene:
-    root = layouts[h.root]
-    scene = Scene(width=root.width, height=root.height, expanded=expanded, layouts=layouts,
-                  sizes=sizes)
-    stack: list[tuple[Group, float, float]] = [(h.root, 0.0, 0.0)]
-    while stack:
-        group, ox, oy = stack.pop()
-        loc = layouts[group]
-        for wire in loc.wires:
-            scene.wires.append(Wire(
-                wire.agg, [(x + ox, y + oy) for x, y in wire.points],
-                (wire.arrow[0] + ox, wire.arrow[1] + oy) if wire.arrow else None,
-                wire.label,
-                (wire.label_pos[0] + ox, wire.label_pos[1] + oy) if wire.label_pos else None,
-                wire.width,
-            ))
-        aside = set(loc.aux)
-        for child, (x, y) in sorted(loc.pos.items(), key=lambda kv: kv[0].name):
-            w, hh = sizes[child]
-            ax, ay = x + ox, y + oy
-            is_open = child in expanded
-            scene.boxes.append(Box(child, ax, ay, w, hh, is_open, lines[child],
-                                   child in aside))
-            if is_open:
-                inner = layouts[child]  # type: ignore[index]
-                # Content sits centred horizontally, PAD above the bottom border.
-                cx = ax - inner.width / 2
-                cy = ay - hh / 2 + PAD
-                stack.append((child, cx, cy))  # type: ignore[arg-type]
-    return scene

@@ -26,7 +26,6 @@ import networkx as nx
 
 from .attrs import decode_attrs
 from .errors import NoGraphError
-from .options import LoadOptions
 from .shapes import TensorInfo, node_outputs
 
 if TYPE_CHECKING:
@@ -38,9 +37,13 @@ __all__ = [
     "REF",
     "GraphModel",
     "InputRef",
+    "ModelBuilder",
     "Warnings",
-    "build_model",
+    "finish_model",
+    "is_ref_edge",
+    "mark_back_edges",
     "parse_input",
+    "start_model",
 ]
 
 DATA = "data"
@@ -265,7 +268,7 @@ def _insert_edge(g: nx.MultiDiGraph, u: str, v: str, key: int, attrs: dict[str, 
     keydict[key] = attrs
 
 
-class _Builder:
+class ModelBuilder:
     """Adds NodeDefs to a MultiDiGraph, resolving inputs within one naming scope."""
 
     def __init__(self, model: GraphModel, warnings: Warnings) -> None:
@@ -321,8 +324,8 @@ class _Builder:
                       "tensor": (src, out_index), "back": False})
 
 
-def _add_graph_nodes(builder: _Builder, node_defs: Any) -> list[tuple[str, Any]]:
-    """Add the top-level NodeDefs (the common path of :meth:`_Builder.add_node`, inlined: it
+def _add_graph_nodes(builder: ModelBuilder, node_defs: Any) -> list[tuple[str, Any]]:
+    """Add the top-level NodeDefs (the common path of :meth:`ModelBuilder.add_node`, inlined: it
     runs once per op of the graph)."""
     ops, node, succ, pred = builder.ops, builder.g._node, builder.g._succ, builder.g._pred
     named = []
@@ -341,7 +344,7 @@ def _add_graph_nodes(builder: _Builder, node_defs: Any) -> list[tuple[str, Any]]
     return named
 
 
-def _wire_graph_inputs(builder: _Builder, node_defs: Iterable[tuple[str, Any]]) -> None:
+def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any]]) -> None:
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
     ops, succ, pred = builder.ops, builder.g._succ, builder.g._pred
     for name, node_def in node_defs:
@@ -471,37 +474,18 @@ def _acyclic(succ: dict, loops: set[str]) -> bool:
     return seen == len(region)
 
 
-def build_model(
-    graph_def: Any,
-    *,
-    source: GraphSource | None = None,
-    options: LoadOptions | None = None,
-    kind: str = "op",
-    where: str = "graph",
-) -> GraphModel:
-    """Turn a GraphDef into a :class:`GraphModel`.
-
-    Parameters
-    ----------
-    graph_def:
-        A ``GraphDef`` message (tensorboard's or TensorFlow's class).
-    source:
-        Where it came from, kept for ``info`` and titles.
-    options:
-        ``functions`` opens calls into their bodies; ``max_function_ops`` caps that.
-    kind:
-        ``op`` or ``conceptual`` (Keras layer graphs).
-    where:
-        Names the input in error messages.
+def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str = "op",
+                where: str = "graph") -> tuple[GraphModel, ModelBuilder, list[str]]:
+    """The first step of the model stage: a :class:`GraphModel` of the GraphDef's own ops,
+    wired input by input, with its function library recorded but not yet opened (that is
+    :mod:`graphviz_tb.functions`, the second step).  Returns the model, the builder that adds
+    to it, and the names of the top-level ops.
 
     Raises
     ------
     NoGraphError
         When the GraphDef has no ops and no function library to show.
     """
-    from .functions import inline_calls, inline_library
-
-    options = options or LoadOptions()
     model = GraphModel(nx.MultiDiGraph(), kind=kind)
     model.source = source
     if source is not None:
@@ -512,17 +496,14 @@ def build_model(
     model.function_nodes = sum(len(f.node_def) for f in library)
     if not graph_def.node and not model.functions:
         raise NoGraphError(f"{where}: the graph holds no ops")
-
-    builder = _Builder(model, model.warnings)
+    builder = ModelBuilder(model, model.warnings)
     named = _add_graph_nodes(builder, graph_def.node)
     _wire_graph_inputs(builder, named)
-    if options.functions and model.functions:
-        if graph_def.node:
-            inline_calls(model, builder, [name for name, _ in named], options)
-        else:
-            inline_library(model, builder, options)
-    elif not graph_def.node:
-        raise NoGraphError(f"{where}: the graph holds no ops (only a function library)")
+    return model, builder, [name for name, _ in named]
+
+
+def finish_model(model: GraphModel) -> GraphModel:
+    """The last step: mark the edges that close cycles (see :func:`mark_back_edges`)."""
     # Tell networkx its caches are stale (the adjacency dicts were filled directly).
     getattr(model.graph, "__networkx_cache__", {}).clear()
     back = mark_back_edges(model.graph)

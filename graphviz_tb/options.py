@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["COLOR_BY", "RANKDIRS", "LoadOptions", "RenderOptions"]
+__all__ = ["COLOR_BY", "RANKDIRS", "LoadOptions", "RenderOptions", "parse_input_shape"]
 
 RANKDIRS = ("BT", "TB", "LR", "RL")
 COLOR_BY = ("structure", "op", "device", "dtype", "none")
@@ -118,3 +118,28 @@ class RenderOptions:
             raise ValueError(f"theme must be 'light' or 'dark', not {self.theme!r}")
         if self.depth < 0 or self.radius < 0 or self.series_min < 2:
             raise ValueError("depth and radius must be >= 0 and series_min >= 2")
+
+
+_UNKNOWN_DIMS = frozenset({"?", "-1", "none", "None"})
+
+
+def parse_input_shape(text: str) -> tuple[str, tuple[int | None, ...]]:
+    """Parse ``NAME=DIMS`` (``images=8,224,224,3``; ``?`` or ``-1`` for an unknown dimension;
+    ``NAME=`` for a scalar) into a pin for :attr:`RenderOptions.input_shapes`.
+
+    Raises ValueError naming what is wrong (the CLI and the documentation plugins share it).
+    """
+    name, sep, dims_text = text.rpartition("=")
+    if not sep or not name:
+        raise ValueError(
+            f"{text!r}: expected NAME=DIMS, e.g. images=8,224,224,3 (? for unknown)")
+    cleaned = dims_text.strip().strip("[]()").replace("×", ",").replace("x", ",")
+    dims: list[int | None] = []
+    for part in (p.strip() for p in cleaned.split(",")) if cleaned.strip() else ():
+        if part in _UNKNOWN_DIMS:
+            dims.append(None)
+        elif part.isdigit():
+            dims.append(int(part))
+        else:
+            raise ValueError(f"{text!r}: dimension {part!r} is not a size, '?' or -1")
+    return name.strip(), tuple(dims)

@@ -48,7 +48,6 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.osutil import relative_uri
 
-from . import __version__
 from .embed import (
     OPTION_NAMES,
     Embed,
@@ -59,6 +58,7 @@ from .embed import (
     model_files,
     parse_embed,
 )
+from .version import __version__
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

@@ -21,14 +21,16 @@ from typing import TYPE_CHECKING, TypeVar
 import networkx as nx
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
-from .hierarchy import Group, OpNode, aggregate_edges
+from .hierarchy import Group, Hierarchy, OpNode, aggregate_edges, build_hierarchy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .hierarchy import Hierarchy
+    from .model import GraphModel
+    from .options import RenderOptions
 
-__all__ = ["UNIQUE_COLOR", "Templates", "palette"]
+__all__ = ["UNIQUE_COLOR", "PictureColors", "Templates", "palette", "structured_hierarchy",
+           "templates_of"]
 
 _K = TypeVar("_K")
 
@@ -37,6 +39,23 @@ UNIQUE_COLOR = {"light": "#dcdcdc", "dark": "#4a4a4a"}
 _VERIFY_LIMIT = 600
 #: Deciding more groups than this without their edges aggregates the subtree in one pass.
 _ONE_PASS = 8
+
+
+def structured_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
+    """The scope tree with its structural templates: what every picture is drawn from.
+
+    Numbered sibling scopes fold into a series only where their templates agree, so the tree
+    is built with this stage's :class:`Templates` (see :func:`~graphviz_tb.hierarchy.
+    build_hierarchy`).
+    """
+    return build_hierarchy(model, options, templates=Templates)
+
+
+def templates_of(h: Hierarchy) -> Templates:
+    """The templates of a tree built by :func:`structured_hierarchy`."""
+    templates = h.structure()
+    assert isinstance(templates, Templates)
+    return templates
 
 
 class Templates:

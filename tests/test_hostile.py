@@ -403,15 +403,16 @@ def test_deep_and_wide_scopes_draw_their_top_level(runner: Runner, case: str) ->
     assert len(data) < 100_000
 
 
-def test_deep_scopes_do_not_recurse(tmp_path: Path) -> None:
+def test_deep_scopes_do_not_recurse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every stage walks the scope tree iteratively: 3,000 levels (three times Python's
     recursion limit) build, aggregate, template and lay out, fully expanded, in process."""
     import hostile_inputs
 
-    from graphviz_tb.layout import compute_layout
+    from graphviz_tb import engine
     from graphviz_tb.options import RenderOptions
     from graphviz_tb.render.dot import scene_to_dot
     from graphviz_tb.render.html import build_data
+    from graphviz_tb.scene import build_scene
 
     path = hostile_inputs.write_pb(tmp_path / "deep.pb", hostile_inputs.deep_scopes_graph())
     graph = graphviz_tb.load(str(path))
@@ -420,27 +421,22 @@ def test_deep_scopes_do_not_recurse(tmp_path: Path) -> None:
     assert sum(len(g.edges) for g in h.all_groups()) == 3000
     # The fully open view, with Graphviz swapped for a fake that places every child at the
     # origin: what is tested is our composition, not 3,000 runs of dot.
-    import graphviz_tb.layout as layout
+    class Origin(engine.Engine):
+        def layout(self, sources: list[str]) -> list[dict]:
+            out = []
+            for src in sources:
+                nodes = re.findall(r"^n(\d+) \[", src, re.M)
+                out.append({"bb": "0,0,100,100", "objects": [
+                    {"name": f"n{i}", "pos": "50,50"} for i in nodes],
+                    "edges": [{"id": eid, "pos": "50,50 50,50 50,50 50,50"}
+                              for eid in re.findall(r" -> n\d+ \[id=(e\d+)", src)]})
+            return out
 
-    def fake_dot(sources: list[str]) -> list[dict]:
-        out = []
-        for src in sources:
-            nodes = re.findall(r"^n(\d+) \[", src, re.M)
-            out.append({"bb": "0,0,100,100", "objects": [
-                {"name": f"n{i}", "pos": "50,50"} for i in nodes],
-                "edges": [{"id": eid, "pos": "50,50 50,50 50,50 50,50"}
-                          for eid in re.findall(r" -> n\d+ \[id=(e\d+)", src)]})
-        return out
-
-    original = layout._run_dot
-    layout._run_dot = fake_dot
+    monkeypatch.setattr(engine, "current", Origin)
     options = RenderOptions(expand_all=True)
-    try:
-        scene = compute_layout(h, options)
-        doc = scene_to_dot(h, scene, options)
-        data = build_data(graph, options)
-    finally:
-        layout._run_dot = original
+    scene = build_scene(h, options)
+    doc = scene_to_dot(h, scene, options)
+    data = build_data(h, options)
     assert len(scene.boxes) == 3001 + 3000  # ops and groups
     assert doc.text.count(" -> ") == 3000
     assert len(data["layouts"]) == 3001  # the root and every group, open

@@ -243,12 +243,12 @@ def test_missing_bundle_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_embedded_layout_matches_the_static_picture() -> None:
     """The page starts from the very layout the SVG output uses."""
     from graphviz_tb.options import RenderOptions
-    from graphviz_tb.render.scene import build_scene
+    from graphviz_tb.scene import build_scene
 
     graph = graphviz_tb.load(str(MNIST))
     options = RenderOptions(depth=2)
-    data = html_mod.build_data(graph, options)
-    _, scene = build_scene(graph, options)
+    data = html_mod.build_data(graph.hierarchy(options), options)
+    scene = build_scene(graph.hierarchy(options), options)
     root = data["layouts"]["0"]
     assert (root["w"], root["h"]) == (pytest.approx(scene.width, abs=0.1),
                                       pytest.approx(scene.height, abs=0.1))
@@ -654,7 +654,7 @@ def test_trace_goes_through_a_call_argument_by_argument(open_page: Any, tmp_path
     # Only the wires followed light up: of the wires into the call, the traced argument's.
     from graphviz_tb.options import RenderOptions
 
-    data = html_mod.build_data(graph, RenderOptions())
+    data = html_mod.build_data(graph.hierarchy(), RenderOptions())
     names = _names(data)
     ends = zip(data["as"], data["ad"], strict=True)
     wires = {(names[s], names[d]): a for a, (s, d) in enumerate(ends)}

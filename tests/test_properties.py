@@ -41,10 +41,12 @@ from hypothesis import strategies as st
 
 import graphviz_tb
 from graphviz_tb.errors import GraphvizTbError
-from graphviz_tb.hierarchy import Group, OpNode, aggregate_edges, build_hierarchy
-from graphviz_tb.model import CONTROL, build_model, parse_input
+from graphviz_tb.functions import build_model
+from graphviz_tb.hierarchy import Group, OpNode, aggregate_edges
+from graphviz_tb.model import CONTROL, parse_input
 from graphviz_tb.options import RenderOptions
 from graphviz_tb.render.dot import clean_text
+from graphviz_tb.structure import structured_hierarchy
 
 # --------------------------------------------------------------------------- strategies
 
@@ -156,7 +158,8 @@ def test_every_nodedef_and_every_input_is_accounted_for(gd: Any) -> None:
 @given(graph_defs(), st.booleans(), st.booleans())
 def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: bool) -> None:
     model = build_model(gd)
-    h = build_hierarchy(model, RenderOptions(series=series, prefix_groups=prefix, series_min=2))
+    h = structured_hierarchy(model, RenderOptions(series=series, prefix_groups=prefix,
+                                                  series_min=2))
     members = list(h.root.walk())
     drawn = [m.name for m in members if isinstance(m, OpNode)]
     assert sorted(drawn) == sorted(model.graph.nodes)
@@ -180,7 +183,7 @@ def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool)
     group alone or the viewer aggregated every group in one pass."""
     model = build_model(gd)
     options = RenderOptions(series=series, series_min=2)
-    one, every = build_hierarchy(model, options), build_hierarchy(model, options)
+    one, every = structured_hierarchy(model, options), structured_hierarchy(model, options)
     aggregate_edges(every)
     for grp in every.all_groups():
         alone = one.lookup(grp.name) if grp.name else one.root
@@ -208,7 +211,7 @@ def test_settling_in_any_order_gives_the_same_tree(gd: Any, rnd: Any) -> None:
     first, in whatever order, the tree and the template partition end up the same."""
     model = build_model(gd)
     options = RenderOptions(series_min=2)
-    eager, lazy = build_hierarchy(model, options), build_hierarchy(model, options)
+    eager, lazy = structured_hierarchy(model, options), structured_hierarchy(model, options)
     eager.settle()
     groups = list(lazy._raw_groups())  # the groups made before any settling
     rnd.shuffle(groups)
@@ -308,7 +311,7 @@ def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
     """The templates' shortcuts (canonical descriptions, twins, name witnesses) agree with a
     plain labelled isomorphism test on every pair of groups."""
     model = build_model(gd)
-    h = build_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
+    h = structured_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
     blocks = [grp for grp in h.groups.values() if grp.name.startswith("blk")]
     graphs = {grp.name: _labelled(model, grp) for grp in blocks}
     same_label = nx.algorithms.isomorphism.categorical_node_match("t", None)
@@ -319,7 +322,7 @@ def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
                                    edge_match=same_edge)
             assert (a.template == b.template) == iso, (a.name, b.name)
     # Series and picture colours partition groups by name witness first, templates last.
-    fresh = build_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
+    fresh = structured_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
     classes = fresh.templates.classes([fresh.groups[grp.name] for grp in blocks])
     by_template: dict[int, list[str]] = {}
     for grp in blocks:

@@ -21,7 +21,7 @@ from svgparse import SAMPLES, classes, edge_groups, edge_path, node_groups, pars
 
 import graphviz_tb
 from graphviz_tb.cli import main
-from graphviz_tb.cli_shapes import input_shape
+from graphviz_tb.cli.common import input_shape
 from graphviz_tb.model import CONTROL
 from graphviz_tb.shapes import format_shape
 

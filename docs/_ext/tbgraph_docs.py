@@ -107,11 +107,10 @@ class CliReference(SphinxDirective):
         return body
 
     def run(self) -> list[nodes.Node]:
-        from graphviz_tb import cli, cli_shapes
-        from graphviz_tb.cli import build_parser
+        from graphviz_tb.cli import build_parser, common, render, shapes
 
         # Read the page again whenever the parser (or this generator) changes.
-        for module in (cli, cli_shapes):
+        for module in (common, render, shapes):
             self.env.note_dependency(str(module.__file__))
         self.env.note_dependency(__file__)
         parser = build_parser()

@@ -18,7 +18,7 @@ from ..errors import GraphvizTbError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..api import Graph
+    from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
 __all__ = ["FORMATS", "format_for", "render_bytes", "write_output"]
@@ -44,22 +44,27 @@ def format_for(path: str | os.PathLike[str] | None, fmt: str | None) -> str:
 
 
 @paused_gc
-def render_bytes(graph: Graph, fmt: str, options: RenderOptions,
+def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str = "graph",
                  progress: Callable[[int, int], None] | None = None) -> bytes:
-    """Render ``graph`` in ``fmt`` with ``options``; deterministic for the same inputs."""
-    from .scene import build_scene
+    """Draw hierarchy ``h`` in ``fmt`` with ``options``; deterministic for the same inputs.
+
+    ``title`` names the page of the HTML viewer (the static formats draw ``options.title``).
+    """
+    # The writers are imported here, each when its format is asked for: `tbgraph --help` and
+    # `import graphviz_tb` stay free of the layout and drawing modules.
+    from ..scene import build_scene
 
     if fmt == "html":
-        from .html import render_html
+        from .html import render_html  # only this format needs the viewer's writer
 
-        return render_html(graph, options, progress=progress).encode("utf-8")
-    h, scene = build_scene(graph, options, progress=progress)
-    from .dot import scene_to_dot
+        return render_html(h, options, title=title, progress=progress).encode("utf-8")
+    scene = build_scene(h, options, progress=progress)
+    from .dot import scene_to_dot  # as above: imported for the formats that need it
 
     doc = scene_to_dot(h, scene, options)
     if fmt == "dot":
         return doc.text.encode("utf-8")
-    from .svg import run_neato
+    from .svg import run_neato  # as above
 
     return run_neato(doc, fmt)
 

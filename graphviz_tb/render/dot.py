@@ -1,6 +1,6 @@
 """The composed scene as one positioned DOT graph, for ``neato -n2`` and for ``.dot`` output.
 
-Every coordinate is already decided by :mod:`graphviz_tb.layout`; this module only styles:
+Every coordinate is already decided by :mod:`graphviz_tb.scene`; this module only styles:
 fills by structure template (or op, device, dtype), solid/dashed/bold edges, shape labels,
 tooltips and the legend.  Node IDs are safe generated names (``n12``); the full names, which
 come from the model file and may hold anything, only ever appear escaped, in labels and
@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..hierarchy import AggEdge, Group, Member, OpNode
-from ..layout import PT, Box, Scene, Stub, tensor_lines
+from ..layout import PT, Stub, tensor_lines
 from ..model import CONTROL, REF
+from ..scene import Box, Scene
 from ..shapes import format_shape
-from ..structure import UNIQUE_COLOR, PictureColors, palette
+from ..structure import UNIQUE_COLOR, PictureColors, palette, templates_of
 
 if TYPE_CHECKING:
     from ..hierarchy import Hierarchy
@@ -259,7 +260,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
     theme = THEMES[options.theme]
     structure = None
     if options.color_by == "structure":
-        structure = h.templates.picture(b.member for b in scene.boxes
+        structure = templates_of(h).picture(b.member for b in scene.boxes
                                         if isinstance(b.member, Group))
     styler = _Styler(h, options, structure)
     if options.color_by in ("op", "device", "dtype"):

@@ -50,21 +50,21 @@ from ..layout import (
     PAD,
     PT,
     GroupLayout,
-    Scene,
     Stub,
     edge_label,
     edge_width,
     leaf_size,
 )
 from ..model import CONTROL, DATA, REF
+from ..scene import Scene, build_scene
 from ..shapes import format_shape
-from ..structure import UNIQUE_COLOR
+from ..structure import UNIQUE_COLOR, templates_of
+from ..view import focus_members
 from .dot import THEMES, clean_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..api import Graph
     from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
@@ -188,7 +188,7 @@ class _Builder:
     def members_data(self) -> dict[str, Any]:
         self._order()
         h, graph = self.h, self.model.graph
-        templates = h.templates
+        templates = templates_of(h)
         rank = {t: i for i, t in enumerate(templates.repeated)}
         op_keys: Counter[str] = Counter()
         dev_keys: Counter[str] = Counter()
@@ -419,12 +419,10 @@ class _Builder:
                 "e": wires, "x": aux}
 
 
-def build_data(graph: Graph, options: RenderOptions,
+def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Everything the viewer embeds, as one JSON-ready dict."""
-    from .scene import build_scene, focus_members
-
-    h, scene = build_scene(graph, options, progress=progress)
+    scene = build_scene(h, options, progress=progress)
     h.complete()  # the page ships every group's edges and template
     keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
     b = _Builder(h, scene, options, keep)
@@ -434,13 +432,13 @@ def build_data(graph: Graph, options: RenderOptions,
     data["layouts"] = b.layouts_data()
     data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
     data["options"] = {
-        "title": options.title or graph.name, "rankdir": options.rankdir,
+        "title": options.title or title, "rankdir": options.rankdir,
         "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,
         "shapes": options.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
     }
     data["themes"] = THEMES
     data["unique"] = UNIQUE_COLOR
-    data["warnings"] = graph.model.warnings.lines()[:50]
+    data["warnings"] = h.model.warnings.lines()[:50]
     return data
 
 
@@ -463,13 +461,13 @@ def _read_viewer() -> tuple[str, str, str]:
     return script, style, base64.b64encode(worker.read_bytes()).decode("ascii")
 
 
-def render_html(graph: Graph, options: RenderOptions,
+def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
                 progress: Callable[[int, int], None] | None = None) -> str:
-    """The viewer page for ``graph``: one self-contained HTML document."""
+    """The viewer page for hierarchy ``h``: one self-contained HTML document."""
     script, style, worker = _read_viewer()
-    data = build_data(graph, options, progress)
+    data = build_data(h, options, title=title, progress=progress)
     payload = _script_safe(_json(data))
-    title = html.escape(clean_text(options.title or graph.name, 200), quote=True)
+    title = html.escape(clean_text(options.title or title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",
         f"script-src {_csp_hash(script)} 'wasm-unsafe-eval'",

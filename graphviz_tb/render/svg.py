@@ -10,10 +10,9 @@ test and to style: ``g.node.op > title`` is an op's full name, ``g.edge > title`
 from __future__ import annotations
 
 import re
-import subprocess
 from html import escape
 
-from ..errors import ExecutableNotFound, GraphvizTbError
+from .. import engine
 from .dot import DotDocument, clean_text
 
 __all__ = ["run_neato"]
@@ -36,15 +35,7 @@ def _patch_svg(svg: str, doc: DotDocument) -> str:
 
 def run_neato(doc: DotDocument, fmt: str) -> bytes:
     """Draw the positioned document as ``svg``, ``png`` or ``pdf``."""
-    try:
-        proc = subprocess.run(["neato", "-n2", f"-T{fmt}"], input=doc.text.encode("utf-8"),
-                              capture_output=True, check=False)
-    except FileNotFoundError:
-        raise ExecutableNotFound() from None
-    if proc.returncode != 0 or not proc.stdout:
-        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GraphvizTbError(f"Graphviz failed to draw {fmt}: "
-                              f"{lines[-1] if lines else 'no output'}")
+    data = engine.current().draw(doc.text, fmt)
     if fmt == "svg":
-        return _patch_svg(proc.stdout.decode("utf-8"), doc).encode("utf-8")
-    return proc.stdout
+        return _patch_svg(data.decode("utf-8"), doc).encode("utf-8")
+    return data

@@ -2,9 +2,8 @@
 
 These are the commands for debugging shape mismatches: a table of every op's input and
 output shapes, a tree of the shapes along a node's inputs, and ``--input-shape`` to pin the
-inputs and see where TensorFlow's inference breaks.  Kept apart from :mod:`graphviz_tb.cli`
-so each command family lives in one place; like it, this module imports nothing heavy until a
-command runs, so ``tbgraph --help`` stays instant.
+inputs and see where TensorFlow's inference breaks.  Like every command module, this one
+imports nothing heavy until a command runs, so ``tbgraph --help`` stays instant.
 """
 
 from __future__ import annotations
@@ -14,41 +13,13 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .common import add_input, add_shape_arguments, load_graph, warn
+
 if TYPE_CHECKING:
-    from .api import Graph
-    from .inference import ShapeReport
+    from ..api import Graph
+    from ..inference import ShapeReport
 
-__all__ = [
-    "add_commands",
-    "add_shape_arguments",
-    "cmd_shapes",
-    "cmd_trace",
-    "input_shape",
-    "print_shape_failure",
-]
-
-_UNKNOWN_DIMS = frozenset({"?", "-1", "none", "None"})
-
-
-def input_shape(text: str) -> tuple[str, tuple[int | None, ...]]:
-    """Parse ``NAME=DIMS`` (``images=8,224,224,3``; ``?`` or ``-1`` for an unknown dimension;
-    ``NAME=`` for a scalar).  Used as an argparse ``type``, so errors are usage errors."""
-    name, sep, dims_text = text.rpartition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected NAME=DIMS, e.g. images=8,224,224,3 (? for unknown)")
-    cleaned = dims_text.strip().strip("[]()").replace("×", ",").replace("x", ",")
-    dims: list[int | None] = []
-    for part in (p.strip() for p in cleaned.split(",")) if cleaned.strip() else ():
-        if part in _UNKNOWN_DIMS:
-            dims.append(None)
-        elif part.isdigit():
-            dims.append(int(part))
-        else:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: dimension {part!r} is not a size, '?' or -1")
-    return name.strip(), tuple(dims)
-
+__all__ = ["add_commands", "cmd_shapes", "cmd_trace", "print_shape_failure"]
 
 def _depth(text: str) -> int:
     if not text.isdigit():
@@ -56,36 +27,13 @@ def _depth(text: str) -> int:
     return int(text)
 
 
-def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--input-shape`` and ``--infer-shapes`` (on ``render``, ``shapes`` and ``trace``)."""
-    group = parser.add_argument_group("shape inference (needs TensorFlow: "
-                                      "pip install 'graphviz_tb[tf]')")
-    group.add_argument("--input-shape", action="append", type=input_shape,
-                       metavar="NAME=DIMS",
-                       help="pin a placeholder's shape (repeatable; ? or -1 for an unknown "
-                            "dimension), drop the file's recorded shapes and infer again; "
-                            "shows where the shapes break")
-    group.add_argument("--infer-shapes", action="store_true",
-                       help="fill in shapes with TensorFlow's own shape inference")
-
-
 def _infer(graph: Graph, args: argparse.Namespace) -> ShapeReport | None:
     if not (args.infer_shapes or args.input_shape):
         return None
     report = graph.infer_shapes(args.input_shape or ())
     for note in report.notes:
-        print(f"tbgraph: warning: {note}", file=sys.stderr)
+        warn(note)
     return report
-
-
-def _load(args: argparse.Namespace) -> Graph:
-    from .api import load
-    from .cli import _load_options
-
-    graph = load(args.input, _load_options(args))
-    for line in graph.model.warnings.lines():
-        print(f"tbgraph: warning: {line}", file=sys.stderr)
-    return graph
 
 
 def print_shape_failure(graph: Graph, stream: Any = None) -> None:
@@ -93,14 +41,14 @@ def print_shape_failure(graph: Graph, stream: Any = None) -> None:
     report = graph.shape_report
     if report is None or report.ok:
         return
-    from .shape_report import failure_lines
+    from ..shape_report import failure_lines  # imported when used: it loads networkx
 
     for line in failure_lines(graph.model, report):
         print(line, file=stream or sys.stderr)
 
 
 def _failure_json(report: ShapeReport) -> list[dict[str, Any]]:
-    from .shape_report import shape_text
+    from ..shape_report import shape_text  # imported when used: it loads networkx
 
     return [{"node": f.node, "op": f.op, "function": f.function, "message": f.message,
              "inputs": [{"slot": e.slot, "node": e.src, "output": e.src_output,
@@ -110,9 +58,10 @@ def _failure_json(report: ShapeReport) -> list[dict[str, Any]]:
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     """The table of op shapes; status 1 when TensorFlow's inference fails."""
-    from .shape_report import row_json, shape_rows, table_lines
+    # Imported when the command runs: the shape report loads networkx.
+    from ..shape_report import row_json, shape_rows, table_lines
 
-    graph = _load(args)
+    graph = load_graph(args)
     report = _infer(graph, args)
     rows = shape_rows(graph.model, patterns=args.node or (), changes=args.changes)
     if args.json:
@@ -141,9 +90,9 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     """The tree of a node's inputs (or outputs) with shapes; status 1 when inference fails."""
-    from .shape_report import resolve_node, trace_lines
+    from ..shape_report import resolve_node, trace_lines  # when the command runs
 
-    graph = _load(args)
+    graph = load_graph(args)
     report = _infer(graph, args)
     node = resolve_node(graph.model, args.node)
     print("\n".join(trace_lines(graph.model, node, depth=args.depth, outputs=args.outputs)))
@@ -157,8 +106,6 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Any) -> None:
     """Add ``shapes`` and ``trace`` to the ``tbgraph`` subcommands."""
-    from .cli import _add_input
-
     shapes = sub.add_parser(
         "shapes", help="table of ops with input and output shapes; where pinned shapes break",
         description="Print every op with the shapes and dtypes of its inputs and outputs, in\n"
@@ -173,7 +120,7 @@ def add_commands(sub: Any) -> None:
                "  tbgraph shapes frozen.pb --input-shape pixels=1,28,29\n"
                "                                             where a 28x29 input breaks\n",
     )
-    _add_input(shapes)
+    add_input(shapes)
     shapes.add_argument("--node", action="append", metavar="PATTERN",
                         help="only ops whose full name matches this glob, or lie in the scope "
                              "it names (repeatable)")
@@ -189,7 +136,7 @@ def add_commands(sub: Any) -> None:
                     "carries; --outputs follows consumers instead.  Control inputs are marked "
                     "^control; an op expanded once is not expanded again.",
     )
-    _add_input(trace)
+    add_input(trace)
     trace.add_argument("node", metavar="NODE", help="the op's full name (or a tensor, op:N)")
     trace.add_argument("--depth", type=_depth, default=5, metavar="K",
                        help="levels to follow (default 5; 0 = all)")

@@ -1,0 +1,136 @@
+"""``tbgraph info`` and ``tbgraph render``: what an input holds, and its picture."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..options import COLOR_BY, RANKDIRS, RenderOptions
+from ..render import FORMATS, format_for
+from .common import Progress, add_input, add_shape_arguments, count, load_graph
+from .shapes import print_shape_failure
+
+__all__ = ["add_commands", "cmd_info", "cmd_render"]
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Print what the input holds, as text or JSON."""
+    from ..info import format_info  # imported when the command runs, as every stage
+
+    info = load_graph(args).info()
+    if args.json:
+        print(json.dumps(info, indent=2, sort_keys=True))
+    else:
+        print(format_info(info))
+    return 0
+
+
+def _render_options(args: argparse.Namespace) -> RenderOptions:
+    return RenderOptions(
+        depth=args.depth, expand=tuple(args.expand or ()),
+        collapse=tuple(args.collapse or ()), expand_all=args.expand_all, focus=args.focus,
+        radius=args.radius, color_by=args.color_by, series=not args.no_series,
+        prefix_groups=not args.no_prefix_groups, aux=not args.no_aux,
+        shapes=not args.no_shapes, dtypes=args.dtypes, rankdir=args.rankdir, theme=args.theme,
+        title=args.title, legend=not args.no_legend,
+        input_shapes=tuple(args.input_shape or ()), infer_shapes=args.infer_shapes,
+    )
+
+
+def default_output(source: str, fmt: str) -> str:
+    """``model.pb`` -> ``model.svg`` beside it; a directory named only by ``.``, ``..`` or ``/``
+    (which has no name to put a suffix on) -> its real name, in the current directory."""
+    path = Path(source.rstrip("/") or "/")
+    if path.name in ("", ".", ".."):
+        return f"{path.resolve().name or 'graph'}.{fmt}"
+    return str(path.with_suffix(f".{fmt}"))
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """Draw the input; ``-o -`` writes to stdout."""
+    fmt = format_for(args.output, args.format)
+    output = args.output or default_output(args.input, fmt)
+    options = _render_options(args)
+    graph = load_graph(args)
+    progress = Progress(f"laying out {Path(args.input).name}")
+    try:
+        if output == "-":
+            data = graph.render(format=fmt, options=options, progress=progress)
+        else:
+            graph.render(output, format=fmt, options=options, progress=progress)
+    finally:
+        progress.close()
+    print_shape_failure(graph)
+    if output == "-":
+        sys.stdout.buffer.write(data.encode("utf-8") if isinstance(data, str) else data)
+    else:
+        print(f"wrote {output} ({os.path.getsize(output):,} bytes)", file=sys.stderr)
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``info`` and ``render`` to the ``tbgraph`` subcommands."""
+    info = sub.add_parser(
+        "info", help="summarise what an input holds",
+        description="Print what an input holds: its kind, every graph found, exact op and edge "
+                    "counts, functions, top op types, top-level groups and warnings.",
+    )
+    add_input(info)
+    info.add_argument("--json", action="store_true", help="print the summary as JSON")
+    info.set_defaults(func=cmd_info)
+
+    render = sub.add_parser(
+        "render", help="draw a graph as SVG, PNG, PDF, DOT or interactive HTML",
+        description="Draw a graph.  Name scopes, function bodies and series are collapsed "
+                    "below the top level; groups with the same internal structure share a "
+                    "colour; data edges are solid and labelled with tensor shapes, control "
+                    "edges dashed, reference edges bold; inputs sit at the bottom.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  tbgraph render model.pb                    model.svg beside the input\n"
+               "  tbgraph render model.pb -o model.html      one offline interactive file\n"
+               "  tbgraph render logs/ -o g.png --depth 2    two levels open\n"
+               "  tbgraph render model.pb --expand 'conv*' --color-by op\n"
+               "  tbgraph render model.pb --focus loss/Mean --radius 3\n",
+    )
+    add_input(render)
+    out = render.add_argument_group("output")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="output file; its extension picks the format (.svg .png .pdf .dot "
+                          ".html); '-' writes to stdout; default: INPUT with .svg")
+    out.add_argument("--format", choices=FORMATS, help="force the output format")
+    view = render.add_argument_group("what is shown")
+    view.add_argument("--depth", type=count, default=1, metavar="N",
+                      help="open groups down to depth N (default 1: top level, all collapsed)")
+    view.add_argument("--expand", action="append", metavar="PATTERN",
+                      help="open groups whose full name matches this glob (repeatable)")
+    view.add_argument("--collapse", action="append", metavar="PATTERN",
+                      help="keep groups matching this glob closed (repeatable; wins over "
+                           "--expand)")
+    view.add_argument("--expand-all", action="store_true", help="open every group")
+    view.add_argument("--focus", metavar="NODE",
+                      help="draw only the neighbourhood of this op or group")
+    view.add_argument("--radius", type=count, default=2, metavar="K",
+                      help="with --focus: how many edges away to reach (default 2)")
+    view.add_argument("--no-series", action="store_true",
+                      help="do not fold numbered siblings (add_1 ... add_9) into series")
+    view.add_argument("--no-prefix-groups", action="store_true",
+                      help="do not split flat groups by shared name prefix (Keras 3 names)")
+    view.add_argument("--no-aux", action="store_true",
+                      help="keep high-degree nodes (init, save, summaries) in place")
+    style = render.add_argument_group("style")
+    style.add_argument("--color-by", choices=COLOR_BY, default="structure",
+                       help="fill colour: same structure (default), op type, device, dtype")
+    style.add_argument("--no-shapes", action="store_true", help="no tensor shapes on edges")
+    style.add_argument("--dtypes", action="store_true", help="add dtypes to edge labels")
+    style.add_argument("--rankdir", choices=RANKDIRS, default="BT",
+                       help="direction: BT puts inputs at the bottom (default), TB, LR, RL")
+    style.add_argument("--theme", choices=("light", "dark"), default="light")
+    style.add_argument("--title", help="a title above the graph")
+    style.add_argument("--no-legend", action="store_true", help="leave out the legend")
+    add_shape_arguments(render)
+    render.set_defaults(func=cmd_render)

@@ -1,0 +1,124 @@
+"""Which part of the hierarchy a picture shows: the groups drawn open, and ``--focus``.
+
+A picture never lays out the whole tree.  This stage decides what is visible: the groups open
+at ``--depth``, those ``--expand`` names (and their ancestors), all with ``--expand-all``,
+minus ``--collapse``; with ``--focus``, only the neighbourhood of one op or group; and always
+the groups holding an op where shape inference failed, so the failure is in view.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import TYPE_CHECKING
+
+from .errors import GraphvizTbError
+from .hierarchy import Group, Hierarchy, Member, OpNode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .options import RenderOptions
+
+__all__ = ["View", "choose_view", "expanded_groups", "focus_members"]
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None
+                    ) -> frozenset[Group]:
+    """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
+    their ancestors), all with ``expand_all``, minus those matching ``collapse``.
+
+    Depth alone is answered top-down, reading only the children of open groups, so the tree
+    below stays unsettled (see :class:`~graphviz_tb.hierarchy.Hierarchy`).  A pattern can name
+    any group and a focus any op, so those settle the whole tree first.
+    """
+    opened: set[Group] = {h.root}
+    if options.expand_all or options.expand or focus_ops:
+        for group in h.all_groups():
+            if group is h.root:
+                continue
+            if options.expand_all or group.depth < options.depth:
+                opened.add(group)
+            elif options.expand and _matches(group.name, options.expand):
+                opened.add(group)
+                opened.update(group.ancestors())
+    else:
+        stack = [h.root]
+        while stack:
+            for c in stack.pop().children:
+                if isinstance(c, Group) and c.depth < options.depth:
+                    opened.add(c)
+                    stack.append(c)
+    if focus_ops:
+        for name in focus_ops:
+            opened.update(h.ops[name].ancestors())
+    if options.collapse:
+        opened = {g for g in opened if g is h.root or not _matches(g.name, options.collapse)}
+    # A group is visible only if all its ancestors are open.
+    return frozenset(g for g in opened if all(a in opened for a in g.ancestors()))
+
+
+
+def _ops_in(member: Member) -> list[str]:
+    if isinstance(member, OpNode):
+        return [member.name]
+    assert isinstance(member, Group)
+    return [m.name for m in member.walk() if isinstance(m, OpNode)]
+
+
+def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], set[str]]:
+    """Members to draw for ``--focus name --radius K``: the ops within K hops (either
+    direction) of the focus, and every group containing one."""
+    h.settle()  # the focus may be a scope series, and its ancestors must be final
+    member = h.lookup(name)
+    if member is None:
+        close = sorted(n for n in h.ops if name in n)[:5]
+        hint = f"; did you mean: {', '.join(close)}" if close else ""
+        raise GraphvizTbError(f"--focus {name!r}: no op or group of that name{hint}")
+    g = h.model.graph
+    frontier = set(_ops_in(member))
+    seen = set(frontier)
+    for _ in range(radius):
+        nxt: set[str] = set()
+        for n in frontier:
+            nxt.update(g.predecessors(n))
+            nxt.update(g.successors(n))
+        frontier = nxt - seen
+        seen |= frontier
+    keep: set[Member] = set()
+    for n in seen:
+        op = h.ops[n]
+        keep.add(op)
+        keep.update(op.ancestors())
+    return keep, seen
+
+
+def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
+    """Groups holding an op where shape inference failed: opened so the failure is in view."""
+    failed = [name for name in h.model.shape_error_ops() if name in h.ops]
+    if failed:
+        h.settle()  # their ancestors must be final
+    return frozenset(group for name in failed for group in h.ops[name].ancestors())
+
+
+class View:
+    """What a picture shows: the groups drawn open, and (with ``--focus``) the only members
+    drawn."""
+
+    __slots__ = ("expanded", "keep")
+
+    def __init__(self, expanded: frozenset[Group], keep: set[Member] | None) -> None:
+        self.expanded = expanded
+        self.keep = keep
+
+
+def choose_view(h: Hierarchy, options: RenderOptions) -> View:
+    """The view ``options`` ask for (see the module docstring)."""
+    keep = focus_ops = None
+    if options.focus:
+        keep, focus_ops = focus_members(h, options.focus, options.radius)
+    expanded = expanded_groups(h, options, focus_ops) | _shape_error_groups(h)
+    return View(expanded, keep)

@@ -1,0 +1,106 @@
+"""The package reads as a pipeline: each stage imports only the stages before it.
+
+The order is written down once, as an import-linter layers contract in ``pyproject.toml``
+(``make lint`` runs it too).  These tests run it, show that it catches a backwards import, and
+check two habits it cannot: no module takes another module's private names, and every import
+made inside a function (to keep ``tbgraph --help`` and ``import graphviz_tb`` fast) says why.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "graphviz_tb"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    if not LINT_IMPORTS.exists():
+        pytest.fail("import-linter is not installed: pip install -e '.[test]'")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([str(LINT_IMPORTS), "--config", str(root / "pyproject.toml")],
+                          cwd=root, env=env, capture_output=True, text=True, check=False)
+
+
+def test_every_stage_imports_only_earlier_stages() -> None:
+    proc = _lint(REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 kept, 0 broken" in proc.stdout
+
+
+def test_a_backwards_import_breaks_the_contract(tmp_path: Path) -> None:
+    """The contract is not vacuous: the hierarchy importing the layout (a later stage), even
+    inside a function, is reported."""
+    shutil.copytree(PACKAGE, tmp_path / "graphviz_tb",
+                    ignore=shutil.ignore_patterns("__pycache__", "viewer"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    hierarchy = tmp_path / "graphviz_tb" / "hierarchy.py"
+    hierarchy.write_text(hierarchy.read_text(encoding="utf-8") + (
+        "\n\ndef _backwards() -> float:\n"
+        "    from .layout import PT  # a later stage\n"
+        "    return PT\n"), encoding="utf-8")
+    proc = _lint(tmp_path)
+    assert proc.returncode != 0
+    assert "graphviz_tb.hierarchy is not allowed to import graphviz_tb.layout" in proc.stdout
+
+
+def _modules() -> list[tuple[Path, ast.Module]]:
+    return [(p, ast.parse(p.read_text(encoding="utf-8"), str(p)))
+            for p in sorted(PACKAGE.rglob("*.py"))]
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_no_module_takes_another_modules_private_names() -> None:
+    """``from .x import _helper`` and ``x._helper`` reach past a module's interface."""
+    found = []
+    for path, tree in _modules():
+        ours = set()  # names bound to our own modules by `from . import x` / `import ...`
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "")
+                                                     .startswith("graphviz_tb")):
+                for alias in node.names:
+                    if _private(alias.name):
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: imports "
+                                     f"{alias.name} from {node.module or '.'}")
+                    ours.add(alias.asname or alias.name)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and _private(node.attr)
+                    and isinstance(node.value, ast.Name) and node.value.id in ours):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: uses "
+                             f"{node.value.id}.{node.attr}")
+    assert found == []
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    """Imports belong at the top of a module.  One made inside a function (to keep start-up
+    fast, or because only one feature needs TensorFlow) carries a comment, on its line or on
+    the line above the block of imports it starts."""
+    found = []
+    for path, tree in _modules():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                k = node.lineno - 1
+                while k > 0 and lines[k - 1].strip().startswith(("from ", "import ")):
+                    k -= 1  # to the first import of a block
+                said = "#" in lines[node.lineno - 1] or lines[k - 1].strip().startswith("#") \
+                    or ("#" in lines[k - 1] and "try:" in lines[k - 1])
+                if not said:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: "
+                                 f"{lines[node.lineno - 1].strip()}")
+    assert found == []
