@@ -71,7 +71,7 @@ class Graph:
         options = options or RenderOptions()
         if options.infer_shapes or options.input_shapes:
             self.infer_shapes(options.input_shapes)
-        key = (options.series, options.prefix_groups, options.series_min)
+        key = (options.series, options.prefix_groups, options.series_min, options.blocks)
         if key not in self._hierarchies:
             self._hierarchies[key] = structured_hierarchy(self.model, options)
         return self._hierarchies[key]

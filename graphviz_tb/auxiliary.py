@@ -12,21 +12,35 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .hierarchy import Group
+from .hierarchy import Group, OpNode
 
 if TYPE_CHECKING:
     from .hierarchy import AggEdge, Member
 
-__all__ = ["auxiliary_children"]
+__all__ = ["auxiliary_children", "is_bookkeeping"]
 
 #: Names that are auxiliary by convention, whatever their degree.
 _CONVENTIONAL = re.compile(
-    r"^(init(_\d+)?|save(_\d+)?|summaries|Merge(Summary)?(_\d+)?|global_step|"
+    r"^(init(_\d+)?|save(_\d+)?|summaries|MergeSummary(_\d+)?|global_step|"
     r"report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$"
 )
+#: Op types that are bookkeeping whatever they are called.  (A control-flow ``Merge`` is
+#: dataflow, not bookkeeping, though TensorFlow names it ``Merge`` too.)
+_BOOKKEEPING_OPS = frozenset({"MergeSummary", "MergeV2Checkpoints"})
 _MIN_CHILDREN = 6
 _MIN_DEGREE = 4
 _IQR_FACTOR = 3.0
+
+
+def is_bookkeeping(label: str) -> bool:
+    """Is this a name conventional for bookkeeping (``init``, ``save``, ``summaries`` ...)?"""
+    return _CONVENTIONAL.match(label) is not None
+
+
+def _bookkeeping(m: Member) -> bool:
+    if isinstance(m, OpNode):
+        return m.op in _BOOKKEEPING_OPS or (m.op != "Merge" and is_bookkeeping(m.label))
+    return is_bookkeeping(m.label)
 
 
 def _quartiles(values: list[int]) -> tuple[float, float]:
@@ -59,6 +73,6 @@ def auxiliary_children(group: Group, children: list[Member],
     chosen = [c for c in children
               if getattr(c, "role", "op") == "op" and (
                   (degree[c] > bound and not isinstance(c, Group))
-                  or (_CONVENTIONAL.match(c.label) and degree[c] >= 2))]
+                  or (_bookkeeping(c) and degree[c] >= 2))]
     chosen.sort(key=lambda c: (-degree[c], c.name))
     return set(chosen[: max(1, len(children) // 4)])

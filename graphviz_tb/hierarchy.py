@@ -14,11 +14,21 @@ needs: a group's own picture is its children plus the edges between them.
 from __future__ import annotations
 
 import re
+import zlib
 from collections import defaultdict
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._gc import paused_gc
+from .blocks import (
+    ChildGraph,
+    blocks,
+    convex_chunks,
+    cyclic_parts,
+    has_sequence,
+    hull,
+    label_groups,
+)
 from .model import CONTROL, DATA, REF
 from .options import RenderOptions
 
@@ -221,6 +231,8 @@ class Hierarchy:
         self.ops: dict[str, OpNode] = {}
         #: Structural templates, from the next stage (see :func:`build_hierarchy`).
         self.templates = templates(self) if templates is not None else None
+        #: The blocks each group was cut into (see :func:`_find_blocks`), in dataflow order.
+        self.block_order: dict[Group, list[Group]] = {}
         self._order: dict[str, int] | None = None
 
     def structure(self) -> TemplateSource:
@@ -262,7 +274,8 @@ class Hierarchy:
 
     def settle_level(self, group: Group) -> None:
         """Make one group's scope series: runs of at least ``series_min`` numbered sibling
-        groups with one base name, one op count and one structure.
+        groups with one base name, one op count and one structure, and runs of as many alike
+        blocks in a row; a series that would sit on a loop of the picture is not made.
 
         Only those candidates are compared (:meth:`~graphviz_tb.structure.Templates.classes`,
         which seldom needs templates); the rest of the children are left as they are.
@@ -272,6 +285,7 @@ class Hierarchy:
         children = group._children
         if minimum is None or self.templates is None or len(children) < minimum:
             return
+        made = self._block_series(group, minimum)
         named: dict[tuple[str, int], list[Group]] = defaultdict(list)
         for m in children:
             if isinstance(m, Group) and m.kind != "series":
@@ -282,7 +296,10 @@ class Hierarchy:
                 for i, same in enumerate(self.templates.classes(members)):
                     if len(same) >= minimum:
                         candidates[(base, (count, i))] = list(same)
-        if not candidates or not _make_series(self, group, candidates, minimum):
+        if candidates and _make_series(self, group, candidates, minimum):
+            _drop_looping_series(self, group)
+            made = True
+        if not made:
             return
         for series in group._children:
             if isinstance(series, Group) and series.kind == "series" and not series.op_count:
@@ -291,6 +308,36 @@ class Hierarchy:
                 series.op_hash = sum(c.op_hash for c in members)  # type: ignore[attr-defined]
                 _fix_depths(series)  # its members moved one level down
         group._children = _ordered(group._children)
+
+    def _block_series(self, group: Group, minimum: int) -> bool:
+        """Fold runs of at least ``minimum`` alike blocks in a row (in dataflow order, so the
+        series is convex) into series, such as NASNet's normal cells between reductions."""
+        order = [b for b in self.block_order.get(group, ()) if b.parent is group]
+        templates = self.structure()
+        runs: list[list[Group]] = []
+        for b in order:
+            if runs and templates.of(runs[-1][-1]) == templates.of(b):
+                runs[-1].append(b)
+            else:
+                runs.append([b])
+        made = False
+        for run in runs:
+            if len(run) < minimum:
+                continue
+            first = order.index(run[0]) + 1
+            label = _series_label([b.label for b in run]) or \
+                f"block[{first}-{first + len(run) - 1}]"
+            full = _free_name(self, f"{group.name}/{label}" if group.name else label)
+            series = Group(full, self, group, group.depth + 1, kind="series", settled=True)
+            series._deep = all(b._deep for b in run)
+            gone = set(run)
+            group._children = [c for c in group._children if c not in gone]
+            _reparent(list(run), series)
+            group._children.append(series)
+            self.groups[full] = series
+            self.series_made += 1
+            made = True
+        return made
 
     def aggregate(self, group: Group) -> None:
         """Fill one group's ``edges``: every model edge between two different children.
@@ -478,16 +525,21 @@ def _fix_depths(group: Group) -> None:
 
 
 def _op_names(group: Group) -> list[str]:
-    """The names of every op below a group (a plain loop: this runs over whole graphs)."""
-    names: list[str] = []
+    """The names of every op below a group."""
+    return [m.name for m in _op_members(group)]
+
+
+def _op_members(group: Group) -> list[OpNode]:
+    """Every op below a group (a plain loop: this runs over whole graphs)."""
+    out: list[OpNode] = []
     stack = [group]
     while stack:
         for m in stack.pop()._children:
             if isinstance(m, Group):
                 stack.append(m)
             else:
-                names.append(m.name)
-    return names
+                out.append(m)  # type: ignore[arg-type]
+    return out
 
 
 def _first_token(label: str, prefix: str) -> str | None:
@@ -591,6 +643,40 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
     return made
 
 
+def _drop_looping_series(h: Hierarchy, group: Group) -> None:
+    """Dissolve the scope series just made in ``group`` that would sit on a loop of its
+    picture (members that feed each other through siblings outside the series)."""
+    kids = group._children
+    part = [i if isinstance(c, Group) and c.kind == "series" else -1
+            for i, c in enumerate(kids)]
+    bad = cyclic_parts(_child_graph(h, group)[0], part)
+    if not bad:
+        return
+    kept: list[Member] = []
+    for i, c in enumerate(kids):
+        if i in bad:
+            _dissolve(h, c)  # type: ignore[arg-type]
+            kept.extend(c._children)  # type: ignore[attr-defined]
+        else:
+            kept.append(c)
+    group._children = kept
+
+
+def _series_label(labels: list[str]) -> str | None:
+    """One label for a run of alike names that differ only in their numbers:
+    ``… normal_concat_0_1`` ... ``… normal_concat_5_1`` -> ``… normal_concat_[0-5]_1``.
+    None when the names differ otherwise."""
+    split = [_DIGITS.split(x) for x in labels]
+    if len({len(p) for p in split}) != 1 or any(p[0::2] != split[0][0::2] for p in split):
+        return None
+    out = list(split[0])
+    for k in range(1, len(out), 2):
+        values = [int(p[k]) for p in split]
+        if len(set(values)) > 1:
+            out[k] = f"[{min(values)}-{max(values)}]"
+    return "".join(out)
+
+
 def _op_series(h: Hierarchy, minimum: int) -> None:
     for group in list(h._raw_groups()):
         children = group._children
@@ -657,25 +743,341 @@ def _natural(m: Member) -> tuple:
     return (not isinstance(m, Group), parts)
 
 
-def _sections(h: Hierarchy) -> None:
+def _sections(h: Hierarchy, meet: Meetings) -> None:
     """Split any group with more than ``SECTION_LIMIT`` children into sections of
     ``SECTION_SIZE``, so that opening it never hands Graphviz one flat layout of thousands of
-    nodes (20,000 flat children take minutes; 100 sections of 200 take seconds).  Members are
-    dealt out in natural name order, so ``add_150`` is in ``[1–200 of N]`` with ``add_0``."""
+    nodes (20,000 flat children take minutes; 100 sections of 200 take seconds).
+
+    Members are dealt out in dataflow order (a topological order of the group's children,
+    natural name order among the ready, so ``add_150`` sits with ``add_0`` when nothing orders
+    them), which keeps every section convex: a path leaving a section only reaches later
+    ones, so the sections drawn never form a loop.  Children on a common cycle (the user's
+    own scopes need not be convex) go into one section together (see
+    :func:`~graphviz_tb.blocks.convex_chunks`).
+    """
     for group in list(h._raw_groups()):
         if len(group._children) <= SECTION_LIMIT:
             continue
-        ordered = sorted(group._children, key=_natural)
+        graph, children = _local_graph(h, group, meet)
+        chunks = convex_chunks(graph, [_natural(c) for c in children], SECTION_SIZE)
         sections = []
-        for start in range(0, len(ordered), SECTION_SIZE):
-            members = ordered[start:start + SECTION_SIZE]
-            label = f"[{start + 1}–{start + len(members)} of {len(ordered)}]"
+        start = 0
+        for chunk in chunks:
+            members = [children[i] for i in chunk]
+            label = f"[{start + 1}–{start + len(members)} of {len(children)}]"
+            start += len(members)
             full = f"{group.name}/{label}" if group.name else label
             section = Group(full, h, group, kind="section")
             _reparent(members, section)
             h.groups[full] = section
             sections.append(section)
         group._children = sections
+
+
+# --------------------------------------------------------------------------- dataflow
+
+#: Kinds of group the hierarchy invents (the user's scopes and function bodies are not).
+INVENTED = frozenset({"prefix", "series", "section", "block"})
+#: A group with at least this many children that are not invented groups is cut into blocks.
+BLOCK_MIN_CHILDREN = 16
+#: Ops whose outputs are parameters, not the data a model transforms.
+_PARAMETER_OPS = frozenset({"Const", "HostConst", "VarHandleOp", "VariableV2", "Variable",
+                            "ReadVariableOp", "VarIsInitializedOp"})
+#: Ops where data enters a graph.
+_DATA_SOURCE_OPS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault",
+                              "IteratorGetNext", "IteratorGetNextSync", "_Arg"})
+
+
+#: Model edges by the group where they meet (the lowest group holding both ends), as
+#: (source op, destination op); loop back edges and self-loops left out.
+Meetings = dict["Group", list[tuple[str, str]]]
+
+
+def _meetings(h: Hierarchy) -> Meetings:
+    """Where every model edge meets, in one pass (see :data:`Meetings`).  Regrouping keeps it
+    true cheaply: the edges meeting in a dissolved group meet in its parent from then on."""
+    _fix_depths(h.root)  # the walk up to the lowest common group compares depths
+    ops, succ = h.ops, h.model.graph._succ
+    out: Meetings = defaultdict(list)
+    for u, nbrs in succ.items():
+        a0 = ops[u]
+        for v, keydict in nbrs.items():
+            if v == u:
+                continue
+            for d in keydict.values():
+                if not d["back"]:
+                    break
+            else:
+                continue  # every edge u -> v closes a loop
+            pa, pb = a0.parent, ops[v].parent
+            if pa is pb:
+                meet = pa
+            elif pa.parent is pb.parent:  # type: ignore[union-attr]
+                meet = pa.parent  # type: ignore[union-attr]  # one layer to the next
+            else:
+                meet = _lowest_children(a0, ops[v])[0].parent
+            out[meet].append((u, v))  # type: ignore[index]
+    return out
+
+
+def _child_of(group: Group, m: Member) -> Member:
+    """The child of ``group`` that holds ``m`` (a member below it)."""
+    while m.parent is not group:
+        m = m.parent  # type: ignore[assignment]
+    return m
+
+
+def _local_graph(h: Hierarchy, group: Group, meet: Meetings, *, flow: bool = False
+                 ) -> tuple[ChildGraph, list[Member]]:
+    """The group's children as a DAG (see :class:`~graphviz_tb.blocks.ChildGraph`), from the
+    edges meeting in it: O(those edges × nesting), not O(everything below).  With ``flow``,
+    also where the group's dataflow starts and ends (see :func:`_flow_ends`)."""
+    children = group._children
+    index = {id(c): i for i, c in enumerate(children)}
+    ops = h.ops
+    edges = {(index[id(_child_of(group, ops[u]))], index[id(_child_of(group, ops[v]))])
+             for u, v in meet.get(group, ())}
+    graph = ChildGraph(len(children), sorted(e for e in edges if e[0] != e[1]))
+    if flow:
+        graph.data_in, graph.data_out = _flow_ends(h, group, _where(children))
+    return graph, children
+
+
+def _where(children: list[Member]) -> dict[str, int]:
+    """Each op below ``children`` -> the index of the child holding it."""
+    where: dict[str, int] = {}
+    for i, c in enumerate(children):
+        if isinstance(c, OpNode):
+            where[c.name] = i
+        else:
+            where.update(dict.fromkeys(_op_names(c), i))  # type: ignore[arg-type]
+    return where
+
+
+def _move_meetings(meet: Meetings, old: Group, new: Group) -> None:
+    """The edges meeting in ``old`` (dissolved into ``new``) meet in ``new`` now."""
+    moved = meet.pop(old, None)
+    if moved:
+        meet[new].extend(moved)  # type: ignore[index]
+
+
+def _settle_meetings(h: Hierarchy, group: Group, made: list[Group], meet: Meetings) -> None:
+    """New groups were made under ``group``: edges with both ends in one of them meet there."""
+    inside = {id(g): g for g in made}
+    kept, ops = [], h.ops
+    for u, v in meet.get(group, ()):
+        a, b = _child_of(group, ops[u]), _child_of(group, ops[v])
+        if a is b and id(a) in inside:
+            meet[a].append((u, v))  # type: ignore[index]
+        else:
+            kept.append((u, v))
+    meet[group] = kept
+
+
+def _child_graph(h: Hierarchy, group: Group, *, flow: bool = False
+                 ) -> tuple[ChildGraph, list[Member]]:
+    """The group's children as a DAG (see :class:`~graphviz_tb.blocks.ChildGraph`): an edge
+    wherever a model edge that closes no loop runs between two children.  With ``flow``, also
+    which children take data (not parameters) from outside the group or hold a data source,
+    and which feed data out: where the group's dataflow starts and ends.
+    """
+    children = group._children
+    where: dict[str, int] = {}
+    for i, c in enumerate(children):
+        if isinstance(c, OpNode):
+            where[c.name] = i
+        else:
+            where.update(dict.fromkeys(_op_names(c), i))  # type: ignore[arg-type]
+    succ = h.model.graph._succ
+    edges: set[tuple[int, int]] = set()
+    add = edges.add
+    for u, i in where.items():
+        for v, keydict in succ[u].items():
+            j = where.get(v)
+            if j is not None and j != i and (i, j) not in edges:
+                for d in keydict.values():
+                    if not d["back"]:
+                        add((i, j))
+                        break
+    graph = ChildGraph(len(children), sorted(edges))
+    if flow:
+        graph.data_in, graph.data_out = _flow_ends(h, group, where)
+    return graph, children
+
+
+def _flow_ends(h: Hierarchy, group: Group, where: dict[str, int]) -> tuple[set[int], set[int]]:
+    """Which children take data from outside the group (or hold a data source), and which
+    feed data out of it."""
+    graph = h.model.graph
+    nodes, succ, pred = graph._node, graph._succ, graph._pred
+    data_in: set[int] = set()
+    data_out: set[int] = set()
+    parameter: dict[tuple[str, int], bool] = {}
+    for u, i in where.items():
+        if i not in data_in and nodes[u]["op"] in _DATA_SOURCE_OPS \
+                and not _is_parameter(h, u, 0):
+            data_in.add(i)
+        if i not in data_out:
+            for v, keydict in succ[u].items():
+                if v not in where and any(d["kind"] != CONTROL for d in keydict.values()):
+                    data_out.add(i)
+                    break
+        if group is h.root or i in data_in:
+            continue
+        for s, keydict in pred[u].items():
+            if s in where:
+                continue
+            for d in keydict.values():
+                if d["kind"] == CONTROL:
+                    continue
+                key = (s, d["src_output"])
+                if key not in parameter:
+                    parameter[key] = _is_parameter(h, s, d["src_output"])
+                if not parameter[key]:
+                    data_in.add(i)
+                    break
+            if i in data_in:
+                break
+    return data_in, data_out
+
+
+def _is_parameter(h: Hierarchy, op: str, output: int) -> bool:
+    """Is this op output a parameter (a constant, a variable, a resource handle) rather than
+    data flowing through the model?"""
+    if h.model.graph._node[op]["op"] in _PARAMETER_OPS:
+        return True
+    info = h.model.tensor(op, output)
+    return info is not None and info.dtype == "resource"
+
+
+#: A name group may take in ops between its members up to this share of its own ops.
+_HULL_SHARE = 0.25
+
+
+def _repair_convexity(h: Hierarchy, meet: Meetings) -> None:
+    """Make every prefix group and op series convex, or give it up.
+
+    Contract a group's invented children; each one on a cycle of the result first tries to
+    take in what lies on the paths between its members (its hull: the residual adds between
+    ConvNeXt's blocks, outside their ``stage_0`` names), when that is only a few ops of plain
+    children; otherwise, or if it is still on a cycle, it is dissolved (its members move up).
+    Until none is on a cycle (see :mod:`graphviz_tb.blocks`).  The user's own scopes stay as
+    they are.
+    """
+    # Only parents of invented groups have anything to repair; parents first (a dissolved
+    # group's invented children become its parent's).
+    parents = sorted({g.parent for g in h.groups.values() if g.kind in INVENTED},
+                     key=lambda g: (g.depth, g.name))  # type: ignore[union-attr]
+    for g in parents:
+        extended: set[Group] = set()
+        while True:
+            kids = g._children
+            part = [i if isinstance(c, Group) and c.kind in INVENTED else -1
+                    for i, c in enumerate(kids)]
+            if all(p < 0 for p in part):
+                break
+            graph = _local_graph(h, g, meet)[0]
+            bad = cyclic_parts(graph, part)
+            if not bad:
+                break
+            taken: set[int] = set()
+            for i in sorted(bad, key=lambda i: kids[i].name):
+                extra = _extension(graph, kids, part, i) if kids[i] not in extended else None
+                if extra is not None and not extra & taken:
+                    extended.add(kids[i])  # type: ignore[arg-type]
+                    taken |= extra
+                    _absorb(kids[i], [kids[x] for x in sorted(extra)])  # type: ignore[arg-type]
+                else:
+                    taken.add(i)
+            kept: list[Member] = []
+            for i, c in enumerate(kids):
+                if i in bad and c not in extended:
+                    _dissolve(h, c)  # type: ignore[arg-type]
+                    _move_meetings(meet, c, g)  # type: ignore[arg-type]
+                    kept.extend(c._children)  # type: ignore[attr-defined]
+                elif i not in taken or i in bad:
+                    kept.append(c)
+            g._children = kept
+            _settle_meetings(h, g, list(extended), meet)
+
+
+def _extension(graph: ChildGraph, kids: list[Member], part: list[int], i: int
+               ) -> set[int] | None:
+    """The children invented group ``kids[i]`` would take in to become convex, or None when
+    that means taking another invented group or more than a few ops."""
+    extra = hull(graph, {i}) - {i}
+    if not extra or any(part[x] >= 0 for x in extra):
+        return None
+    ops = sum(_op_count(kids[x]) for x in extra)
+    return extra if ops <= _HULL_SHARE * _op_count(kids[i]) else None
+
+
+def _op_count(m: Member) -> int:
+    return 1 if isinstance(m, OpNode) else len(_op_members(m))  # type: ignore[arg-type]
+
+
+def _absorb(group: Group, members: list[Member]) -> None:
+    """Move ``members`` (siblings of ``group``) into it."""
+    for m in members:
+        m.parent = group
+    group._children.extend(members)
+
+
+def _dissolve(h: Hierarchy, g: Group) -> None:
+    """Forget an invented group: its members belong to its parent again."""
+    for m in g._children:
+        m.parent = g.parent
+    del h.groups[g.name]
+
+
+def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
+    """Cut every group whose names left it flat into blocks found from its dataflow (see
+    :mod:`graphviz_tb.blocks`)."""
+    for group in list(h._raw_groups()):
+        kids = group._children
+        plain = sum(1 for c in kids if not (isinstance(c, Group) and c.kind in INVENTED))
+        if plain < BLOCK_MIN_CHILDREN or group.kind in ("series", "section"):
+            continue
+        graph, children = _local_graph(h, group, meet)
+        if not has_sequence(graph):
+            continue
+        graph.data_in, graph.data_out = _flow_ends(h, group, _where(children))
+        signature = [_signature(c) for c in children]
+        found = [b for b in blocks(graph, signature) if len(b) >= 2]
+        if len(found) < 2:
+            continue
+        labels = label_groups(graph, [c.label for c in children],
+                              [s[0] for s in signature], found)
+        made = []
+        inside: set[int] = set()
+        for members, label in zip(found, labels, strict=True):
+            full = _free_name(h, f"{group.name}/{label}" if group.name else label)
+            block = Group(full, h, group, group.depth + 1, kind="block")
+            _reparent([children[i] for i in members], block)
+            h.groups[full] = block
+            made.append(block)
+            inside.update(members)
+        group._children = made + [c for i, c in enumerate(children) if i not in inside]
+        h.block_order[group] = made
+        _settle_meetings(h, group, made, meet)
+
+
+def _signature(m: Member) -> tuple[int, int]:
+    """A cheap fingerprint of a child's structure: how many ops, and a sum over their types
+    (equal structure, equal fingerprint; the same in every process)."""
+    if isinstance(m, OpNode):
+        return (1, zlib.crc32(m.op.encode()))
+    ops = [x.op for x in _op_members(m)]  # type: ignore[arg-type]
+    return (len(ops), sum(zlib.crc32(op.encode()) for op in ops))
+
+
+
+def _free_name(h: Hierarchy, name: str) -> str:
+    """``name``, or ``name (2)``, ``name (3)`` ... if a group or op has it already."""
+    candidate, n = name, 2
+    while candidate in h.groups or candidate in h.ops:
+        candidate, n = f"{name} ({n})", n + 1
+    return candidate
 
 
 @paused_gc
@@ -697,6 +1099,10 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None, *,
         _prefix_groups(h)
     if options.series:
         _op_series(h, options.series_min)
-    _sections(h)
+    meet = _meetings(h)
+    _repair_convexity(h, meet)
+    if options.blocks:
+        _find_blocks(h, meet)
+    _sections(h, meet)
     _finish(h)
     return h

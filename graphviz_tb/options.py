@@ -48,7 +48,12 @@ class RenderOptions:
     Attributes
     ----------
     depth:
-        Expand groups down to this depth (1 = only the top level is shown, collapsed).
+        Expand groups down to this depth (1 = only the top level is shown, collapsed).  None
+        (the default) opens groups by themselves until the picture is an overview: see
+        ``budget``.
+    budget:
+        With no ``depth``, ``expand`` or ``expand_all``: the most boxes the first picture may
+        show.  The biggest groups are opened first while the picture stays within it.
     expand, collapse:
         Glob patterns on full group names to expand or keep collapsed; collapse wins.
     expand_all:
@@ -65,6 +70,10 @@ class RenderOptions:
         (Keras 3 names every layer directly under the model).
     series_min:
         A run must be at least this long to become a series.
+    blocks:
+        Cut a group whose names leave it flat (Inception's ``conv2d_57``,
+        ``batch_normalization_57`` ... all under the model) into the blocks its dataflow
+        shows: the stretches between the points every path passes through.
     aux:
         Move high-degree nodes (init, save, summaries ...) to a side area.
     shapes:
@@ -87,7 +96,8 @@ class RenderOptions:
         Fill in missing shapes with TensorFlow's inference without pinning anything.
     """
 
-    depth: int = 1
+    depth: int | None = None
+    budget: int = 40
     expand: tuple[str, ...] = ()
     collapse: tuple[str, ...] = ()
     expand_all: bool = False
@@ -97,6 +107,7 @@ class RenderOptions:
     series: bool = True
     prefix_groups: bool = True
     series_min: int = 5
+    blocks: bool = True
     aux: bool = True
     shapes: bool = True
     dtypes: bool = False
@@ -116,8 +127,10 @@ class RenderOptions:
             )
         if self.theme not in ("light", "dark"):
             raise ValueError(f"theme must be 'light' or 'dark', not {self.theme!r}")
-        if self.depth < 0 or self.radius < 0 or self.series_min < 2:
+        if (self.depth is not None and self.depth < 0) or self.radius < 0 or self.series_min < 2:
             raise ValueError("depth and radius must be >= 0 and series_min >= 2")
+        if self.budget < 1:
+            raise ValueError("budget must be at least 1")
 
 
 _UNKNOWN_DIMS = frozenset({"?", "-1", "none", "None"})

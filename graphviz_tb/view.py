@@ -4,13 +4,19 @@ A picture never lays out the whole tree.  This stage decides what is visible: th
 at ``--depth``, those ``--expand`` names (and their ancestors), all with ``--expand-all``,
 minus ``--collapse``; with ``--focus``, only the neighbourhood of one op or group; and always
 the groups holding an op where shape inference failed, so the failure is in view.
+
+Given none of those, the first picture opens groups by itself until it is an overview
+(:func:`auto_open`): a Keras model is one scope under the root, and showing that one box
+teaches nothing.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import heapq
 from typing import TYPE_CHECKING
 
+from .auxiliary import is_bookkeeping
 from .errors import GraphvizTbError
 from .hierarchy import Group, Hierarchy, Member, OpNode
 
@@ -19,7 +25,12 @@ if TYPE_CHECKING:
 
     from .options import RenderOptions
 
-__all__ = ["View", "choose_view", "expanded_groups", "focus_members"]
+__all__ = ["View", "auto_open", "choose_view", "expanded_groups", "focus_members"]
+
+#: Fewer visible boxes than this is not yet an overview: the biggest group that fits opens.
+OVERVIEW_MIN = 12
+#: The first picture opens groups no deeper than this (scopes nested thousands deep exist).
+AUTO_DEPTH = 8
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
@@ -36,11 +47,14 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
     any group and a focus any op, so those settle the whole tree first.
     """
     opened: set[Group] = {h.root}
-    if options.expand_all or options.expand or focus_ops:
+    depth = options.depth if options.depth is not None else 1
+    if options.depth is None and not (options.expand_all or options.expand):
+        opened = auto_open(h, options.budget)
+    elif options.expand_all or options.expand or focus_ops:
         for group in h.all_groups():
             if group is h.root:
                 continue
-            if options.expand_all or group.depth < options.depth:
+            if options.expand_all or group.depth < depth:
                 opened.add(group)
             elif options.expand and _matches(group.name, options.expand):
                 opened.add(group)
@@ -49,7 +63,7 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
         stack = [h.root]
         while stack:
             for c in stack.pop().children:
-                if isinstance(c, Group) and c.depth < options.depth:
+                if isinstance(c, Group) and c.depth < depth:
                     opened.add(c)
                     stack.append(c)
     if focus_ops:
@@ -60,6 +74,42 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
     # A group is visible only if all its ancestors are open.
     return frozenset(g for g in opened if all(a in opened for a in g.ancestors()))
 
+
+
+def auto_open(h: Hierarchy, budget: int) -> set[Group]:
+    """The groups a first picture opens by itself, biggest first (by op count).
+
+    A group opens when the picture stays within ``budget`` boxes with it open, and either it
+    holds more than half of all ops (one box holding most of the graph teaches nothing) or
+    the picture is not yet an overview (fewer than :data:`OVERVIEW_MIN` boxes).  Bookkeeping
+    groups (``save``, ``init``, summaries) never open by themselves, nor groups deeper than
+    :data:`AUTO_DEPTH`.  Only the children of
+    groups met on the way are read, so the tree below stays unsettled.
+    """
+    opened = {h.root}
+    total = max(1, h.root.op_count)
+    visible = len(h.root.children)
+    queue: list[tuple[int, str, Group]] = []
+
+    def offer(group: Group) -> None:
+        if group.depth >= AUTO_DEPTH:
+            return
+        for c in group.children:
+            if isinstance(c, Group) and c.op_count > 1 and not is_bookkeeping(c.label):
+                heapq.heappush(queue, (-c.op_count, c.name, c))
+
+    offer(h.root)
+    while queue:
+        _, _, g = heapq.heappop(queue)
+        if 2 * g.op_count <= total and visible >= OVERVIEW_MIN:
+            break  # what is left is small, and the picture is an overview already
+        grown = visible - 1 + len(g.children)
+        if grown > budget:
+            continue
+        opened.add(g)
+        visible = grown
+        offer(g)
+    return opened
 
 
 def _ops_in(member: Member) -> list[str]:

@@ -301,11 +301,35 @@ def _event_graph_nodes(logdir: Path) -> int:
     return nodes
 
 
+def _attention_stack(tf: Any, keras: Any, layers: int = 4, width: int = 32) -> Any:
+    """A four-layer Transformer encoder whose layers have flat names (``mha_0``, ``ln_0``,
+    ``ffn_0_in`` ... all directly under the model), traced: a GraphDef."""
+    keras.backend.clear_session()
+    x = inputs = keras.Input((16, width), name="tokens")
+    for i in range(layers):
+        attended = keras.layers.MultiHeadAttention(4, width // 4, name=f"mha_{i}")(x, x)
+        x = keras.layers.LayerNormalization(name=f"ln_{i}")(
+            keras.layers.Add(name=f"add_{2 * i}")([x, attended]))
+        hidden = keras.layers.Dense(4 * width, activation="gelu", name=f"ffn_{i}_in")(x)
+        hidden = keras.layers.Dense(width, name=f"ffn_{i}_out")(hidden)
+        x = keras.layers.LayerNormalization(name=f"ln2_{i}")(
+            keras.layers.Add(name=f"add_{2 * i + 1}")([x, hidden]))
+    model = keras.Model(inputs, x, name="encoder")
+
+    @tf.function
+    def infer(tokens: Any) -> Any:
+        return model(tokens, training=False)
+
+    spec = tf.TensorSpec([None, 16, width], tf.float32, name="tokens")
+    return infer.get_concrete_function(spec).graph.as_graph_def()
+
+
 @pytest.fixture(scope="session")
 def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """GraphDefs TensorFlow makes now, as users' graphs come: a Keras application's inference
-    trace (ResNet-50, random weights), a TF1 training graph with name scopes, and a TF2
-    ``tf.function`` training step (GradientTape and a Keras optimizer)."""
+    """GraphDefs TensorFlow makes now, as users' graphs come: Keras applications' inference
+    traces (ResNet-50, Inception-v3, random weights), a Transformer encoder with flat layer
+    names, a TF1 training graph with name scopes, and a TF2 ``tf.function`` training step
+    (GradientTape and a Keras optimizer)."""
     tf = _tf()
     import keras
 
@@ -328,6 +352,21 @@ def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out["tf1_training"] = root / "tf1_training.pb"
     out["tf1_training"].write_bytes(
         _v1_graph(tf).as_graph_def(add_shapes=True).SerializeToString())
+
+    keras.backend.clear_session()
+    inception = keras.applications.InceptionV3(weights=None)
+
+    @tf.function
+    def infer_inception(images: Any) -> Any:
+        return inception(images, training=False)
+
+    spec = tf.TensorSpec([None, 299, 299, 3], tf.float32, name="images")
+    out["inception_v3"] = root / "inception_v3.pb"
+    out["inception_v3"].write_bytes(
+        infer_inception.get_concrete_function(spec).graph.as_graph_def().SerializeToString())
+
+    out["transformer"] = root / "transformer.pb"
+    out["transformer"].write_bytes(_attention_stack(tf, keras).SerializeToString())
 
     keras.backend.clear_session()
     model = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Conv2D(8, 3),

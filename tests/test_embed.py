@@ -474,6 +474,10 @@ def _poll(frame: Any, expression: str, timeout: float = 20) -> Any:
 
 def _assert_interactive(frame: Any) -> None:
     _poll(frame, "window.tbgraph && window.tbgraph.ready === true")
+    # The model is one scope holding nearly every op: the first view opens it by itself.
+    first = frame.evaluate("window.tbgraph.visibleNodes()")
+    assert "classifier_1" in first and "classifier_1/flatten_1" in first
+    assert frame.evaluate("window.tbgraph.collapse('classifier_1')") is not False
     before = frame.evaluate("window.tbgraph.visibleNodes()")
     assert "classifier_1" in before and "classifier_1/flatten_1" not in before
     assert frame.evaluate("window.tbgraph.expand('classifier_1')") is True

@@ -240,3 +240,14 @@ def test_the_viewer_draws_tensorflow_graphs_true(browser: Any, tmp_path: Path,
             _check_dom(page, graph, options, f"-{name}")
     finally:
         page.close()
+
+
+def test_control_flow_merges_are_drawn_in_place_not_aside() -> None:
+    """A TF1 loop's ``Merge`` ops join its dataflow: they are no bookkeeping (as a summary
+    merge is), so they stay in the picture with their edges, never moved aside to stubs."""
+    graph = graphviz_tb.load(SAMPLES / "control_flow_v1.pbtxt")
+    options = RenderOptions(expand_all=True)
+    pic = read_svg(graph.render(options=options), graph.render(format="dot", options=options))
+    merges = [b for b in pic.boxes.values() if b.kind == "op" and "Merge" in b.texts]
+    assert merges, "the sample has no Merge op drawn"
+    assert [b.name for b in merges if "aux" in b.classes] == []

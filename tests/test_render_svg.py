@@ -243,9 +243,10 @@ def test_oversized_groups_open_in_sections(tmp_path: Path) -> None:
     # In the order of their numbers, not of their names ("[1001–1200 …" sorts before "[201…").
     assert [c.label for c in wide.children] == [
         f"[{i * 200 + 1}–{i * 200 + 200} of 2000]" for i in range(10)]
-    # Dealt out with numbers compared as numbers: abs0 … abs199 first, not abs0, abs1, abs10 …
+    # Dealt out in dataflow order (each neg_i before the abs_i it feeds), numbers compared as
+    # numbers among the ready: neg_0, abs0 … neg_99, abs99 first, not abs0, abs1, abs10 …
     first = {c.name for c in wide.children[0].children}
-    assert first == {f"wide/abs{i}" for i in range(200)}
+    assert first == {f"wide/{op}{i}" for i in range(100) for op in ("neg_", "abs")}
     assert all(len(c.children) == 200 for c in wide.children)
     assert sum(c.op_count for c in wide.children) == 2000
     root = parse(graph.render(series=False, prefix_groups=False, expand=("wide",)))

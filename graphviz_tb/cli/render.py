@@ -31,7 +31,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def _render_options(args: argparse.Namespace) -> RenderOptions:
     return RenderOptions(
-        depth=args.depth, expand=tuple(args.expand or ()),
+        depth=args.depth, budget=max(1, args.budget), expand=tuple(args.expand or ()),
         collapse=tuple(args.collapse or ()), expand_all=args.expand_all, focus=args.focus,
         radius=args.radius, color_by=args.color_by, series=not args.no_series,
         prefix_groups=not args.no_prefix_groups, aux=not args.no_aux,
@@ -104,8 +104,12 @@ def add_commands(sub: Any) -> None:
                           ".html); '-' writes to stdout; default: INPUT with .svg")
     out.add_argument("--format", choices=FORMATS, help="force the output format")
     view = render.add_argument_group("what is shown")
-    view.add_argument("--depth", type=count, default=1, metavar="N",
-                      help="open groups down to depth N (default 1: top level, all collapsed)")
+    view.add_argument("--depth", type=count, metavar="N",
+                      help="open groups down to depth N (1: the top level, all collapsed); "
+                           "default: open the biggest groups until the picture is an "
+                           "overview of at most --budget boxes")
+    view.add_argument("--budget", type=count, default=40, metavar="N",
+                      help="the most boxes the default view opens up to (default 40)")
     view.add_argument("--expand", action="append", metavar="PATTERN",
                       help="open groups whose full name matches this glob (repeatable)")
     view.add_argument("--collapse", action="append", metavar="PATTERN",

@@ -12,9 +12,11 @@
 export const PT = 72;
 const CHAR = 0.58;
 const CONVENTIONAL = new RegExp(
-  "^(init(_\\d+)?|save(_\\d+)?|summaries|Merge(Summary)?(_\\d+)?|global_step|" +
+  "^(init(_\\d+)?|save(_\\d+)?|summaries|MergeSummary(_\\d+)?|global_step|" +
   "report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$",
 );
+// Op types that are bookkeeping whatever they are called (a control-flow Merge is not).
+const BOOKKEEPING_OPS = new Set(["MergeSummary", "MergeV2Checkpoints"]);
 const MIN_CHILDREN = 6;
 const MIN_DEGREE = 4;
 const IQR_FACTOR = 3.0;
@@ -55,8 +57,17 @@ export function groupDot(sizes, shapes, edges, rankdir) {
   return out.join("\n");
 }
 
-// The children of a group to draw in its side column (auxiliary.auxiliary_children).
-export function auxiliaryChildren(children, aggs, labelOf, nameOf) {
+// Is member c bookkeeping by its name or op type (auxiliary._bookkeeping)?
+function bookkeeping(g, c) {
+  if (g.isGroup(c)) return CONVENTIONAL.test(g.label[c]);
+  const op = g.opType(c);
+  return BOOKKEEPING_OPS.has(op) || (op !== "Merge" && CONVENTIONAL.test(g.label[c]));
+}
+
+// The children of a group to draw in its side column (auxiliary.auxiliary_children, rule for
+// rule): ops whose degree is an outlier, and bookkeeping with two neighbours or more; never
+// function arguments or results, never more than a quarter of the children.
+export function auxiliaryChildren(children, aggs, g) {
   if (children.length < MIN_CHILDREN) return new Set();
   const neighbours = new Map(children.map((c) => [c, new Set()]));
   for (const a of aggs) {
@@ -72,9 +83,9 @@ export function auxiliaryChildren(children, aggs, labelOf, nameOf) {
   const q1 = ordered[Math.floor(n / 4)];
   const q3 = ordered[Math.floor((3 * n) / 4)];
   const bound = Math.max(q3 + IQR_FACTOR * Math.max(q3 - q1, 1.0), MIN_DEGREE);
-  const chosen = children.filter((c) => degree.get(c) > bound ||
-    (CONVENTIONAL.test(labelOf(c)) && degree.get(c) >= 2));
-  chosen.sort((a, b) => degree.get(b) - degree.get(a) || cmp(nameOf(a), nameOf(b)));
+  const chosen = children.filter((c) => g.role(c) === "op" &&
+    ((degree.get(c) > bound && !g.isGroup(c)) || (bookkeeping(g, c) && degree.get(c) >= 2)));
+  chosen.sort((a, b) => degree.get(b) - degree.get(a) || cmp(g.name[a], g.name[b]));
   return new Set(chosen.slice(0, Math.max(1, Math.floor(children.length / 4))));
 }
 
@@ -317,8 +328,7 @@ export class Layouts {
           total: g.an[a] + g.ac[a] + g.ar[a], kind: g.edgeKind(a), label: g.edgeLabel(a) });
       }
     }
-    const aux = this.aux ? auxiliaryChildren(children, aggs, (c) => g.label[c], (c) => g.name[c])
-      : new Set();
+    const aux = this.aux ? auxiliaryChildren(children, aggs, g) : new Set();
     const main = children.filter((c) => !aux.has(c));
     const [stubs, kept] = stubEdges(aux, aggs);
     const nodes = [...main, ...stubs];

@@ -1,0 +1,244 @@
+"""The first picture shows the architecture: groups that follow the dataflow, opened to an
+overview by themselves.
+
+Graphs TensorFlow made (Keras applications with random weights, a Transformer encoder whose
+layers have flat names, a TF1 training graph) are drawn with default options and read back from
+the SVG through the picture oracle (``picture.py``): which boxes are drawn, in which colour, and
+the edges between them.  Property tests then check the rule every grouping we invent obeys, on
+graphs nobody designed: it is convex, so the picture of an acyclic graph stays acyclic.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from picture import Picture, read_svg
+
+import graphviz_tb
+from graphviz_tb.blocks import ChildGraph, blocks, cyclic_parts, segments
+from graphviz_tb.hierarchy import INVENTED, Group
+from graphviz_tb.options import RenderOptions
+
+pytestmark = pytest.mark.dot
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def _picture(graph: graphviz_tb.Graph, options: RenderOptions) -> Picture:
+    return read_svg(graph.render(options=options), graph.render(format="dot", options=options))
+
+
+def _collapsed(pic: Picture) -> list[Any]:
+    return [b for b in pic.boxes.values() if b.kind in ("op", "group") and not b.open
+            and "aux" not in b.classes]
+
+
+def _boxes_on_cycles(pic: Picture) -> list[str]:
+    """Drawn boxes on a directed cycle of the drawn edges (edges that close loops of the
+    model aside: a TF1 while loop is a cycle on purpose)."""
+    drawn = nx.DiGraph()
+    for e in pic.edges:
+        if "back" not in e.classes:
+            drawn.add_edge(e.src, e.dst)
+    return sorted(pic.boxes[k].name for c in nx.strongly_connected_components(drawn)
+                  if len(c) > 1 for k in c)
+
+
+def _ops(box: Any) -> int:
+    found = next((re.search(r"([\d,]+) ops?\b", t) for t in box.texts
+                  if re.search(r"([\d,]+) ops?\b", t)), None)
+    return int(found.group(1).replace(",", "")) if found else 1
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("name", ["resnet50", "inception_v3", "transformer", "tf1_training",
+                                  "tf2_train_step"])
+@pytest.mark.parametrize("variant", [{}, {"depth": 2}], ids=["default", "depth=2"])
+def test_no_box_lies_on_a_cycle(tf_made: dict[str, Path], name: str,
+                                variant: dict[str, Any]) -> None:
+    graph = graphviz_tb.load(tf_made[name])
+    pic = _picture(graph, RenderOptions(**variant))
+    assert _boxes_on_cycles(pic) == []
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("name", ["resnet50", "inception_v3"])
+def test_keras_applications_open_to_their_stages_or_modules(tf_made: dict[str, Path],
+                                                            name: str) -> None:
+    """Not one grey box: the model scope opens by itself, and no box holds half the ops."""
+    graph = graphviz_tb.load(tf_made[name])
+    pic = _picture(graph, RenderOptions())
+    collapsed = _collapsed(pic)
+    total = graph.hierarchy().root.op_count
+    assert 12 <= len(collapsed) <= 40
+    assert max(_ops(b) for b in collapsed) <= total / 2
+    labels = {b.name.rsplit("/", 1)[-1] for b in collapsed}
+    if name == "resnet50":  # its stages (one of them opened to its blocks)
+        assert {"conv1", "conv2", "conv3", "conv5"} <= labels
+        assert any(lab.startswith("conv4_block") for lab in labels)
+    else:  # its eleven modules, each named by the concatenation that closes it
+        modules = sorted(int(m.group(1)) for lab in labels
+                         if (m := re.fullmatch(r"… mixed(\d+)(_\d+)?", lab)))
+        assert modules == list(range(11))
+
+
+@pytest.mark.tensorflow
+def test_identical_inception_modules_share_a_colour(tf_made: dict[str, Path]) -> None:
+    graph = graphviz_tb.load(tf_made["inception_v3"])
+    pic = _picture(graph, RenderOptions())
+    fill = {re.sub(r"_\d+$", "", b.name.rsplit("/", 1)[-1]): b.fill
+            for b in _collapsed(pic) if "mixed" in b.name}
+    # Keras builds mixed0-2, mixed4-7 and mixed9-10 alike, and 3 and 8 unlike any other.
+    assert fill["… mixed0"] == fill["… mixed1"] == fill["… mixed2"] != fill["… mixed4"]
+    assert fill["… mixed4"] == fill["… mixed5"] == fill["… mixed6"] == fill["… mixed7"]
+    assert fill["… mixed9"] == fill["… mixed10"] not in (fill["… mixed0"], fill["… mixed4"])
+    assert fill["… mixed3"] == fill["… mixed8"] == "#dcdcdc"  # unique structure: grey
+
+
+@pytest.mark.tensorflow
+def test_a_flat_named_transformer_shows_its_four_layers_in_order(tf_made: dict[str, Path]
+                                                                 ) -> None:
+    """Its layers (``mha_i``, ``ln_i``, ``ffn_i_*``, ``ln2_i``, all directly under the model)
+    are found from the dataflow, one block each, drawn bottom to top in order."""
+    graph = graphviz_tb.load(tf_made["transformer"])
+    pic = _picture(graph, RenderOptions())
+    layers = {}
+    for box in pic.boxes.values():
+        found = re.fullmatch(r".*/mha_(\d)(?:_\d+)? … ln2_(\d)(?:_\d+)?", box.name)
+        if found and found.group(1) == found.group(2):
+            layers[int(found.group(1))] = box
+    assert sorted(layers) == [0, 1, 2, 3]
+    heights = [layers[i].cy for i in range(4)]
+    assert heights == sorted(heights, reverse=True), "inputs at the bottom: layer 0 lowest"
+    assert len({layers[i].fill for i in range(4)}) == 1  # four alike layers, one colour
+
+
+@pytest.mark.tensorflow
+def test_a_tf1_training_graph_keeps_its_scopes(tf_made: dict[str, Path]) -> None:
+    graph = graphviz_tb.load(tf_made["tf1_training"])
+    pic = _picture(graph, RenderOptions())
+    names = {b.name for b in pic.boxes.values() if b.kind == "group"}
+    assert {"hidden", "softmax_linear", "train"} <= names
+    assert not any(g.kind == "block" for g in graph.hierarchy().groups.values())
+
+
+def test_depth_one_is_the_top_level() -> None:
+    graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
+    h = graph.hierarchy()
+    pic = _picture(graph, RenderOptions(depth=1))
+    drawn = {b.name for b in pic.boxes.values() if b.kind in ("op", "group")}
+    assert drawn == {m.name for m in h.root.children}
+    assert not any(b.open for b in pic.boxes.values())
+    # ... whereas the default view opens the one scope holding nearly everything.
+    assert any(b.open for b in _picture(graph, RenderOptions()).boxes.values())
+
+
+def test_a_budget_caps_the_first_picture() -> None:
+    graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
+    for budget in (5, 12, 40):
+        pic = _picture(graph, RenderOptions(budget=budget))
+        assert len(_collapsed(pic)) <= max(budget, len(graph.hierarchy().root.children))
+
+
+def test_series_of_adds_that_feed_each_other_are_not_formed() -> None:
+    """Residual adds spread through a model (``add_1`` feeds ``add_2`` through the layer
+    between) are no series: a box holding them all would sit on a loop."""
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    gd.node.add(name="x", op="Placeholder")
+    previous = "x"
+    for i in range(8):
+        gd.node.add(name=f"layer_{i}/Relu", op="Relu").input.append(previous)
+        gd.node.add(name=f"Add_{i}", op="AddV2").input.extend([previous, f"layer_{i}/Relu"])
+        previous = f"Add_{i}"
+    parallel = [gd.node.add(name=f"AddN_{i}", op="AddN", input=["x", "x"]).name
+                for i in range(6)]
+    gd.node.add(name="out", op="Pack").input.extend([previous, *parallel])
+    h = graphviz_tb.load(gd).hierarchy()
+    series = [g for g in h.groups.values() if g.kind == "series"]
+    assert [g.label for g in series if any(c.op == "AddV2" for c in g.children)] == []
+    assert any(c.op == "AddN" for g in series for c in g.children)  # parallel ones fold
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@st.composite
+def dags(draw: Any, max_nodes: int = 40) -> tuple[int, list[tuple[int, int]]]:
+    """Random DAGs: edges only from a lower number to a higher one."""
+    n = draw(st.integers(2, max_nodes))
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                          max_size=3 * n))
+    return n, sorted({(min(a, b), max(a, b)) for a, b in edges if a != b})
+
+
+@settings(max_examples=300, deadline=None)
+@given(dags(), st.data())
+def test_segments_and_blocks_are_convex(dag: tuple[int, list[tuple[int, int]]],
+                                        data: Any) -> None:
+    n, edges = dag
+    starts = data.draw(st.sets(st.integers(0, n - 1), max_size=3))
+    ends = data.draw(st.sets(st.integers(0, n - 1), max_size=3))
+    g = ChildGraph(n, edges, starts, ends)
+    seg = segments(g)
+    for a, b in edges:  # every edge runs forward, so no segment can be left and re-entered
+        if seg[a] >= 0 and seg[b] >= 0:
+            assert seg[a] <= seg[b]
+    found = blocks(g, [(i % 3,) for i in range(n)])
+    part = [-1] * n
+    for k, members in enumerate(found):
+        for i in members:
+            assert part[i] == -1, "a child in two blocks"
+            part[i] = k
+    assert cyclic_parts(g, part) == set()
+
+
+def _names(draw: Any, n: int) -> list[str]:
+    """Flat, Keras-like layer names with shared prefixes and numbers (collisions allowed)."""
+    bases = ["conv", "conv2d", "dense", "add", "Add", "layer", "block", "mha", "ln"]
+    out = []
+    for i in range(n):
+        base = draw(st.sampled_from(bases))
+        tail = draw(st.sampled_from(["", f"_{i % 7}", f"_{i % 3}_x", f"{i % 5}", "_a_b"]))
+        out.append(f"m/{base}{tail}_{i}")
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dags(max_nodes=60), st.data())
+def test_every_invented_group_is_convex(dag: tuple[int, list[tuple[int, int]]],
+                                        data: Any) -> None:
+    """Prefix groups, series, sections and blocks, on random graphs with random Keras-like
+    names: no path leaves one of them and comes back in."""
+    from tensorboard.compat.proto import graph_pb2
+
+    n, edges = dag
+    names = _names(data.draw, n)
+    gd = graph_pb2.GraphDef()
+    inputs: dict[int, list[str]] = {i: [] for i in range(n)}
+    for a, b in edges:
+        inputs[b].append(names[a])
+    for i in range(n):
+        gd.node.add(name=names[i], op=data.draw(st.sampled_from(["Relu", "AddV2", "Conv2D"])),
+                    input=inputs[i])
+    graph = graphviz_tb.load(gd)
+    h = graph.hierarchy(RenderOptions(series_min=2))
+    h.settle()
+    model = h.model.graph
+    for g in list(h.groups.values()):
+        if g.kind not in INVENTED:
+            continue
+        inside = {m.name for m in g.walk() if not isinstance(m, Group)}
+        outside_reached = set()
+        for u in inside:
+            outside_reached |= {v for v in nx.descendants(model, u) if v not in inside}
+        for v in outside_reached:
+            assert not set(model.successors(v)) & inside or all(
+                s not in inside for s in model.successors(v)), f"{g.name}: {v} re-enters"
