@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import heapq
+import re
 from typing import TYPE_CHECKING
 
 from .auxiliary import is_bookkeeping
@@ -95,7 +96,8 @@ def auto_open(h: Hierarchy, budget: int) -> set[Group]:
         if group.depth >= AUTO_DEPTH:
             return
         for c in group.children:
-            if isinstance(c, Group) and c.op_count > 1 and not is_bookkeeping(c.label):
+            if isinstance(c, Group) and c.op_count > 1 and not is_bookkeeping(c.label) \
+                    and not _saves_checkpoints(c):
                 heapq.heappush(queue, (-c.op_count, c.name, c))
 
     offer(h.root)
@@ -110,6 +112,16 @@ def auto_open(h: Hierarchy, budget: int) -> set[Group]:
         visible = grown
         offer(g)
     return opened
+
+
+#: The functions a SavedModel traces to save and restore its variables.
+_CHECKPOINT_FUNCTIONS = re.compile(r"(^|_)traced_(save|restore)(_\d+)?$")
+
+
+def _saves_checkpoints(g: Group) -> bool:
+    """Is this the body of a SavedModel's save or restore function (bookkeeping too)?"""
+    return g.kind == "function" and any(
+        _CHECKPOINT_FUNCTIONS.search(f.strip()) for f in (g.function or "").split(","))
 
 
 def _ops_in(member: Member) -> list[str]:

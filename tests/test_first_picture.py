@@ -242,3 +242,16 @@ def test_every_invented_group_is_convex(dag: tuple[int, list[tuple[int, int]]],
         for v in outside_reached:
             assert not set(model.successors(v)) & inside or all(
                 s not in inside for s in model.successors(v)), f"{g.name}: {v} re-enters"
+
+
+def test_a_savedmodel_opens_its_serving_function_not_its_checkpointing() -> None:
+    """TF2 SavedModels trace functions that save and restore variables; the first picture
+    opens the model's own function, and leaves the bookkeeping closed."""
+    graph = graphviz_tb.load(SAMPLES / "saved_model")
+    opened = {b.name for b in _picture(graph, RenderOptions()).boxes.values() if b.open}
+    functions = {g.name: g.function for g in graph.hierarchy().root.children
+                 if isinstance(g, Group)}
+    assert "StatefulPartitionedCall" in opened
+    assert "signature_wrapper" in functions["StatefulPartitionedCall"]
+    assert not any("traced_save" in (functions.get(n) or "") or
+                   "traced_restore" in (functions.get(n) or "") for n in opened)
