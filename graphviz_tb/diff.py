@@ -1,0 +1,524 @@
+"""What changed between two versions of a model: a match between their op graphs, every op
+and edge classed, and one merged model to draw.
+
+**Matching.**  Names first, but only where the neighbourhood agrees: when a layer is inserted,
+Keras renumbers every layer after it (``dense_3`` becomes ``dense_4``), and pairing the old
+``dense_3`` with the new one would report every later layer as changed.  So an op is paired
+with the op of the same name only if their op types and their structural signatures (op
+types around them, a few steps out, names ignored) agree.  Then ops whose signature is unique
+in both graphs are paired, whatever their names; then pairs spread along the dataflow, input
+slot by input slot and consumer by consumer, which pairs an activation swapped for another
+(``dense_1/Relu`` and ``dense_1/Tanh`` between the same two ops); last, what is left pairs by
+name if the op types agree.
+
+**Classes.**  A paired op is *changed* when its op type, an attribute, its device, its output
+shapes or dtypes, or its inputs (rewired through the pairing, control inputs included) differ;
+otherwise it is unchanged, and *renamed* if only its name differs.  Generated names do not make
+a difference: numeric suffixes of function names (``__inference_call_1234``), attributes
+TensorFlow adds for itself (``_user_specified_name`` ...) and graph metadata are ignored.
+
+**The merged model** holds the new graph, the removed ops (under their old names) and the
+removed edges, each op and edge marked ``diff``: ``added``, ``removed``, ``changed`` or
+``unchanged``; the hierarchy, the view and the writers draw it like any model.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from .model import CONTROL, GraphModel
+from .shapes import format_shape
+
+__all__ = ["ADDED", "CHANGED", "REMOVED", "STATUSES", "UNCHANGED", "GraphDiff", "OpChange",
+           "diff_models"]
+
+ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
+#: Statuses in the order legends and summaries list them.
+STATUSES = (ADDED, REMOVED, CHANGED, UNCHANGED)
+
+#: How many rounds of neighbourhood refinement a structural signature takes.
+_ROUNDS = 3
+#: Attributes TensorFlow writes for itself, which differ between exports of one model.
+_IGNORED_ATTRS = frozenset({"config_proto", "executor_type"})
+_FUNCTION_SUFFIX = re.compile(r"_\d+$")
+#: Longest attribute value quoted in a change line.
+_QUOTE = 80
+
+
+@dataclass
+class OpChange:
+    """A paired op that changed: its old and new names and what changed, in words."""
+
+    old: str
+    new: str
+    what: list[str]
+
+
+@dataclass
+class GraphDiff:
+    """The difference between two graph models (see the module docstring)."""
+
+    old: GraphModel
+    new: GraphModel
+    #: Old op name -> new op name, for every paired op.
+    pairs: dict[str, str]
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[OpChange] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    #: Edges as (source, destination, kind), by new names (removed ones by old names).
+    edges_added: list[tuple[str, str, str]] = field(default_factory=list)
+    edges_removed: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def equal(self) -> bool:
+        """No op added, removed or changed, and no edge either (renames alone are equal)."""
+        return not (self.added or self.removed or self.changed or self.edges_added
+                    or self.edges_removed)
+
+    def status(self) -> dict[str, str]:
+        """Every new op's status, by new name (removed ops are not in the new graph)."""
+        out = dict.fromkeys(self.new.graph, UNCHANGED)
+        out.update(dict.fromkeys(self.added, ADDED))
+        out.update((c.new, CHANGED) for c in self.changed)
+        return out
+
+    def to_json(self, groups: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The JSON ``tbgraph diff --json`` prints; ``groups`` adds the roll-up per group."""
+        return {
+            "equal": self.equal,
+            "ops": {
+                "added": self.added,
+                "removed": self.removed,
+                "changed": [{"old": c.old, "new": c.new, "what": c.what} for c in self.changed],
+                "renamed": [{"old": o, "new": n} for o, n in self.renamed],
+            },
+            "edges": {
+                "added": [{"src": u, "dst": v, "kind": k} for u, v, k in self.edges_added],
+                "removed": [{"src": u, "dst": v, "kind": k} for u, v, k in self.edges_removed],
+            },
+            "groups": groups or [],
+        }
+
+    def summary_lines(self, limit: int = 20) -> list[str]:
+        """A few sentences a person reads: what was added or removed where, what changed."""
+        if self.equal:
+            renamed = f" ({len(self.renamed)} ops renamed)" if self.renamed else ""
+            return [f"the graphs are equal{renamed}"]
+        lines = [_count_line(self)]
+        for verb, names in (("added", self.added), ("removed", self.removed)):
+            for scope, n in _by_scope(names)[:limit]:
+                where = f" under {scope}" if scope else " at the top level"
+                lines.append(f"{n} op{'s' if n != 1 else ''} {verb}{where}")
+        for c in self.changed[:limit]:
+            name = c.new if c.old == c.new else f"{c.old} (now {c.new})"
+            lines.append(f"changed {name}: {'; '.join(c.what)}")
+        if len(self.changed) > limit:
+            lines.append(f"… and {len(self.changed) - limit} more changed ops")
+        for verb, edges in (("removed", self.edges_removed), ("added", self.edges_added)):
+            for u, v, k in edges[:limit]:
+                lines.append(f"{k} edge {verb}: {u} -> {v}")
+        return lines
+
+    def merged(self) -> GraphModel:
+        """One model holding both graphs, every op and edge marked ``diff`` (see module)."""
+        return _merge(self)
+
+
+def _count_line(d: GraphDiff) -> str:
+    parts = [f"{len(d.added)} added", f"{len(d.removed)} removed", f"{len(d.changed)} changed"]
+    if d.renamed:
+        parts.append(f"{len(d.renamed)} renamed")
+    edges = f"; edges: {len(d.edges_added)} added, {len(d.edges_removed)} removed"
+    return "ops: " + ", ".join(parts) + edges
+
+
+def _by_scope(names: list[str]) -> list[tuple[str, int]]:
+    """Names counted by their scope, most first."""
+    counts = Counter(n.rpartition("/")[0] for n in names)
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+# --------------------------------------------------------------------------- one side
+
+
+class _Side:
+    """What matching needs of one model: op types, data inputs by slot, control inputs,
+    consumers, structural signatures, and comparable attributes."""
+
+    def __init__(self, model: GraphModel) -> None:
+        self.model = model
+        g = model.graph
+        self.type: dict[str, str] = {n: d["op"] for n, d in g._node.items()}
+        self.inputs: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)
+        self.control: dict[str, set[str]] = defaultdict(set)
+        self.consumers: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
+        for u, nbrs in g._succ.items():
+            for v, keydict in nbrs.items():
+                for slot, d in keydict.items():
+                    if d["kind"] == CONTROL:
+                        self.control[v].add(u)
+                    else:
+                        self.inputs[v][slot] = (u, d["src_output"])
+                        self.consumers[(u, d["src_output"])].append((v, slot))
+        self.signature = self._signatures()
+
+    def _signatures(self) -> dict[str, int]:
+        """Op type refined by the types around it, ``_ROUNDS`` steps out, names ignored."""
+        g = self.model.graph
+        label = {n: zlib.crc32(t.encode()) for n, t in self.type.items()}
+        for _ in range(_ROUNDS):
+            nxt = {}
+            for n in g:
+                ins = tuple(label[u] for _, (u, _o) in sorted(self.inputs[n].items()))
+                outs = tuple(sorted(label[v] for v in g._succ[n]))
+                nxt[n] = zlib.crc32(repr((label[n], ins, outs)).encode())
+            label = nxt
+        return label
+
+    def attrs(self, name: str) -> dict[str, Any]:
+        """The attributes that say what an op computes: generated ones dropped, function
+        names without their numeric suffixes."""
+        out = {}
+        for key, value in self.model.attrs(name).items():
+            if key.startswith("_") or key in _IGNORED_ATTRS:
+                continue
+            out[key] = _normalised(value)
+        return out
+
+    def outputs(self, name: str) -> list[str]:
+        return [format_shape(o, dtype=True) for o in self.model.op_outputs(name)]
+
+
+def _normalised(value: Any) -> Any:
+    """Function names lose their numeric suffix (``__inference_call_1234``)."""
+    if isinstance(value, dict) and "function" in value:
+        return {**value, "function": _FUNCTION_SUFFIX.sub("", str(value["function"]))}
+    if isinstance(value, list):
+        return [_normalised(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def diff_models(old: GraphModel, new: GraphModel) -> GraphDiff:
+    """Match ``old`` and ``new`` and class every op and edge (see the module docstring)."""
+    a, b = _Side(old), _Side(new)
+    pairs = _match(a, b)
+    d = GraphDiff(old, new, pairs)
+    paired_new = set(pairs.values())
+    d.removed = sorted(n for n in old.graph if n not in pairs)
+    d.added = sorted(n for n in new.graph if n not in paired_new)
+    for o in sorted(pairs):
+        n = pairs[o]
+        what = _changes(a, b, o, n, pairs)
+        if what:
+            d.changed.append(OpChange(o, n, what))
+        elif o != n:
+            d.renamed.append((o, n))
+    d.edges_added, d.edges_removed = _edge_changes(a, b, pairs)
+    return d
+
+
+def _match(a: _Side, b: _Side) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    taken: set[str] = set()
+
+    def pair(o: str, n: str) -> None:
+        if o not in pairs and n not in taken:
+            pairs[o] = n
+            taken.add(n)
+
+    # 1. Scopes first: renumbering happens to whole layers (dense_3 -> dense_4).
+    _pair_scopes(a, b, _Scope.tree(a), _Scope.tree(b), pair)
+    # 2. Same name, same type, same neighbourhood, outside any scope paired so far.
+    for o in a.type:
+        if o in b.type and a.type[o] == b.type[o] and a.signature[o] == b.signature[o]:
+            pair(o, o)
+    # 3. A neighbourhood unique in both graphs, whatever the names.
+    left = _unique(a, (o for o in a.type if o not in pairs))
+    right = _unique(b, (n for n in b.type if n not in taken))
+    for sig, n in right.items():
+        o = left.get(sig)
+        if o is not None and a.type[o] == b.type[n]:
+            pair(o, n)
+    # 4. Along the dataflow, from every pair.
+    _spread(a, b, pairs, taken, pair)
+    # 5. What is left: same name and type.
+    for o in a.type:
+        if o not in pairs and o in b.type and o not in taken and a.type[o] == b.type[o]:
+            pair(o, o)
+    _spread(a, b, pairs, taken, pair)
+    return pairs
+
+
+class _Scope:
+    """A name scope of one side: its ops (by their last name component), child scopes, the
+    op-type multiset of everything below (its contents, names ignored), and where it first
+    appears in the dataflow."""
+
+    __slots__ = ("children", "contents", "first", "name", "ops")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.children: dict[str, _Scope] = {}
+        self.ops: dict[str, str] = {}
+        self.contents: tuple = ()
+        self.first = 0
+
+    @staticmethod
+    def tree(side: _Side) -> _Scope:
+        root = _Scope("")
+        for name in side.type:
+            parts = name.split("/")
+            node = root
+            for part in parts[:-1]:
+                node = node.children.setdefault(part, _Scope(
+                    f"{node.name}/{part}" if node.name else part))
+            node.ops[parts[-1]] = name
+        stack, order = [root], []
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(node.children.values())
+        index = {name: k for k, name in enumerate(side.type)}
+        for node in reversed(order):  # children before parents
+            counts: Counter[str] = Counter(side.type[n] for n in node.ops.values())
+            firsts = [index[n] for n in node.ops.values()]
+            for child in node.children.values():
+                counts.update(dict(child.contents))
+                firsts.append(child.first)
+            node.contents = tuple(sorted(counts.items()))
+            node.first = min(firsts, default=0)
+        return root
+
+
+def _pair_scopes(a: _Side, b: _Side, old: _Scope, new: _Scope, pair: Any) -> None:
+    """Pair two paired scopes' ops by name, then their child scopes: same name and contents;
+    then, in dataflow order, alike contents (the longest common subsequence); then same name
+    (contents changed).  Recursively."""
+    for label, o in old.ops.items():
+        n = new.ops.get(label)
+        if n is not None and a.type[o] == b.type[n]:
+            pair(o, n)
+    matched: list[tuple[_Scope, _Scope]] = []
+    left = dict(old.children)
+    right = dict(new.children)
+    for name in sorted(left.keys() & right.keys()):
+        if left[name].contents == right[name].contents:
+            matched.append((left.pop(name), right.pop(name)))
+    rest_o = sorted(left.values(), key=lambda s: s.first)
+    rest_n = sorted(right.values(), key=lambda s: s.first)
+    for x, y in _common_subsequence(rest_o, rest_n):
+        matched.append((x, y))
+        left.pop(x.name.rsplit("/", 1)[-1])
+        right.pop(y.name.rsplit("/", 1)[-1])
+    for name in sorted(left.keys() & right.keys()):
+        matched.append((left[name], right[name]))
+    for x, y in matched:
+        _pair_scopes(a, b, x, y, pair)
+
+
+def _common_subsequence(xs: list[_Scope], ys: list[_Scope]) -> list[tuple[_Scope, _Scope]]:
+    """The longest common subsequence of two scope sequences by contents (dynamic
+    programming; the sequences are what is left after pairing by name, seldom long)."""
+    if not xs or not ys or len(xs) * len(ys) > 4_000_000:
+        return []
+    m, n = len(xs), len(ys)
+    best = [[0] * (n + 1) for _ in range(m + 1)]
+    for i in range(m - 1, -1, -1):
+        for j in range(n - 1, -1, -1):
+            best[i][j] = (best[i + 1][j + 1] + 1 if xs[i].contents == ys[j].contents
+                          else max(best[i + 1][j], best[i][j + 1]))
+    out, i, j = [], 0, 0
+    while i < m and j < n:
+        if xs[i].contents == ys[j].contents:
+            out.append((xs[i], ys[j]))
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] >= best[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _unique(side: _Side, names: Iterable[str]) -> dict[int, str]:
+    """Signature -> name, for the signatures only one of ``names`` has."""
+    seen: dict[int, str] = {}
+    twice: set[int] = set()
+    for name in names:
+        sig = side.signature[name]
+        if sig in seen:
+            twice.add(sig)
+        seen[sig] = name
+    return {sig: name for sig, name in seen.items() if sig not in twice}
+
+
+def _spread(a: _Side, b: _Side, pairs: dict[str, str], taken: set[str], pair: Any) -> None:
+    """Pair along the dataflow: the ops feeding a pair's input slot ``k`` (same output), and
+    its sole consumers of each output at the same slot, until nothing more pairs."""
+    work = list(pairs.items())
+    while work:
+        o, n = work.pop()
+        for slot, (po, out_o) in a.inputs[o].items():
+            found = b.inputs[n].get(slot)
+            if found is None:
+                continue
+            pn, out_n = found
+            if po not in pairs and pn not in taken and out_o == out_n and _compatible(
+                    a, b, po, pn, pairs):
+                pair(po, pn)
+                work.append((po, pn))
+        for out in range(len(a.model.op_outputs(o)) or 1):
+            co, cn = a.consumers.get((o, out), []), b.consumers.get((n, out), [])
+            free_o = [(c, s) for c, s in co if c not in pairs]
+            free_n = [(c, s) for c, s in cn if c not in taken]
+            if len(free_o) == 1 and len(free_n) == 1 and free_o[0][1] == free_n[0][1]:
+                (x, _), (y, _) = free_o[0], free_n[0]
+                if _compatible(a, b, x, y, pairs):
+                    pair(x, y)
+                    work.append((x, y))
+
+
+def _compatible(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str]) -> bool:
+    """May these two unpaired ops be the same op, changed at most?  Same type; or, for a swap
+    (``Relu`` for ``Tanh``), every data input already paired slot by slot."""
+    if a.type[o] == b.type[n]:
+        return True
+    ins_o, ins_n = a.inputs[o], b.inputs[n]
+    return bool(ins_o) and ins_o.keys() == ins_n.keys() and all(
+        pairs.get(ins_o[k][0]) == ins_n[k][0] for k in ins_o)
+
+
+# --------------------------------------------------------------------------- classes
+
+
+def _changes(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str]) -> list[str]:
+    what = []
+    if a.type[o] != b.type[n]:
+        what.append(f"op: {a.type[o]} -> {b.type[n]}")
+    attrs_o, attrs_n = a.attrs(o), b.attrs(n)
+    for key in sorted(attrs_o.keys() | attrs_n.keys()):
+        x, y = attrs_o.get(key), attrs_n.get(key)
+        if x != y:
+            what.append(f"attr {key}: {_quote(x)} -> {_quote(y)}")
+    dev_o = a.model.graph.nodes[o]["device"]
+    dev_n = b.model.graph.nodes[n]["device"]
+    if dev_o != dev_n:
+        what.append(f"device: {dev_o or '(none)'} -> {dev_n or '(none)'}")
+    outs_o, outs_n = a.outputs(o), b.outputs(n)
+    if outs_o != outs_n and any(outs_o) and any(outs_n):
+        what.append(f"output: {', '.join(outs_o) or '?'} -> {', '.join(outs_n) or '?'}")
+    ins_o, ins_n = a.inputs[o], b.inputs[n]
+    paired_new = set(pairs.values())
+    for slot in sorted(ins_o.keys() | ins_n.keys()):
+        x, y = ins_o.get(slot), ins_n.get(slot)
+        if x and y and (x[0] not in pairs or y[0] not in paired_new):
+            continue  # fed now by an added op, or before by a removed one: that op's change
+        mapped = (pairs.get(x[0]), x[1]) if x else None
+        if mapped != y:
+            what.append(f"input {slot}: {_tensor(x)} -> {_tensor(y)}")
+    # Control inputs from added or removed ops go with those ops, as data inputs do.
+    ctl_o = {pairs[u] for u in a.control[o] if u in pairs}
+    ctl_n = {u for u in b.control[n] if u in paired_new}
+    for u in sorted(ctl_o - ctl_n):
+        what.append(f"control input ^{u} removed")
+    for u in sorted(ctl_n - ctl_o):
+        what.append(f"control input ^{u} added")
+    return what
+
+
+def _tensor(t: tuple[str, int] | None) -> str:
+    if t is None:
+        return "(none)"
+    return t[0] if t[1] == 0 else f"{t[0]}:{t[1]}"
+
+
+def _quote(value: Any) -> str:
+    text = "(none)" if value is None else str(value)
+    return text if len(text) <= _QUOTE else text[:_QUOTE - 1] + "…"
+
+
+def _edge_changes(a: _Side, b: _Side, pairs: dict[str, str]
+                  ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """Edges between ops present in both graphs, added or removed (compared through the
+    pairing); edges of added or removed ops go with them and are not listed again."""
+    def edges(model: GraphModel, rename: dict[str, str] | None) -> set[tuple[str, int, str, int,
+                                                                             str]]:
+        out = set()
+        for u, v, k, d in model.iter_edges():
+            if rename is not None:
+                if u not in rename or v not in rename:
+                    continue
+                u, v = rename[u], rename[v]
+            # A control input's slot is only its place after the data inputs: not compared.
+            out.add((u, d["src_output"], v, -1 if d["kind"] == CONTROL else k, d["kind"]))
+        return out
+
+    paired_new = set(pairs.values())
+    # A data slot fed now by an added op was rewired by that insertion, not on its own.
+    inserted = {(v, slot) for v in paired_new for slot, (u, _) in b.inputs[v].items()
+                if u not in paired_new}
+    old = {e for e in edges(a.model, pairs) if (e[2], e[3]) not in inserted}
+    new = {e for e in edges(b.model, None) if e[0] in paired_new and e[2] in paired_new}
+    back = {n: o for o, n in pairs.items()}
+    added = sorted({(u, v, k) for u, _, v, _, k in new - old})
+    removed = sorted({(back[u], back[v], k) for u, _, v, _, k in old - new})
+    return added, removed
+
+
+# --------------------------------------------------------------------------- merging
+
+
+def _merge(d: GraphDiff) -> GraphModel:
+    g = nx.MultiDiGraph()
+    new, old = d.new, d.old
+    status = d.status()
+    what = {c.new: c.what for c in d.changed}
+    back = {n: o for o, n in d.pairs.items()}
+    for name, data in new.graph._node.items():
+        g.add_node(name, **{**data, "diff": status[name], "diff_what": what.get(name, []),
+                            "diff_old": back.get(name)})
+    place: dict[str, str] = {o: n for o, n in d.pairs.items()}
+    for name in d.removed:
+        merged = name if name not in g else f"{name} (removed)"
+        k = 2
+        while merged in g:
+            merged, k = f"{name} (removed {k})", k + 1
+        place[name] = merged
+        g.add_node(merged, **{**old.graph.nodes[name], "diff": REMOVED, "diff_what": [],
+                              "diff_old": name})
+    added_edges = {(u, v) for u, v, _ in d.edges_added}
+    for u, v, k, data in new.iter_edges():
+        mark = ADDED if status[u] == ADDED or status[v] == ADDED or (u, v) in added_edges \
+            else UNCHANGED
+        g.add_edge(u, v, key=k, **{**data, "diff": mark})
+    gone = set(d.removed)
+    cut = set(d.edges_removed)
+    for u, v, k, data in old.iter_edges():
+        if u in gone or v in gone or (u, v, data["kind"]) in cut:
+            mu, mv = place[u], place[v]
+            key = k + 1_000_000 if g.has_edge(mu, mv, k) else k
+            g.add_edge(mu, mv, key=key,
+                       **{**data, "diff": REMOVED, "tensor": (mu, data["src_output"])})
+    merged = GraphModel(g, kind=new.kind)
+    merged.source = new.source
+    merged.inputs, merged.outputs = new.inputs, new.outputs
+    merged.functions = {**old.functions, **new.functions}
+    merged.function_groups = {**{place.get(k, k): v for k, v in old.function_groups.items()},
+                              **new.function_groups}
+    merged.top_level_nodes = g.number_of_nodes()
+    merged.warnings = new.warnings
+    for name in g:
+        source = old if g.nodes[name]["diff"] == REMOVED else new
+        original = g.nodes[name]["diff_old"] if source is old else name
+        merged.set_outputs(name, source.op_outputs(original))
+    return merged
