@@ -10,15 +10,17 @@ imported only by the readers that need it.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._gc import paused_gc
-from .errors import InputError
+from .errors import GraphvizTbError, GraphvizTbWarning, InputError
 from .options import LoadOptions, RenderOptions
 
 if TYPE_CHECKING:
+    from .costs import CostSet
     from .hierarchy import Hierarchy
     from .inference import ShapeReport
     from .model import GraphModel
@@ -38,10 +40,13 @@ class Graph:
         Every graph the input holds; ``index`` says which one this is.
     """
 
-    def __init__(self, model: GraphModel, discovery: Discovery, index: int) -> None:
+    def __init__(self, model: GraphModel, discovery: Discovery, index: int,
+                 load_options: LoadOptions | None = None) -> None:
         self.model = model
         self.discovery = discovery
         self.index = index
+        self.load_options = load_options or LoadOptions()
+        self._costs: dict[bool, CostSet | None] = {}
         self._hierarchies: dict[tuple, Hierarchy] = {}
         self._counts: dict[int, int] = {index: model.top_level_nodes}
         self._shape_pins: tuple[tuple[str, tuple[int | None, ...]], ...] | None = None
@@ -106,6 +111,67 @@ class Graph:
             self._shape_pins = pins
             self._hierarchies.clear()
         return self.shape_report
+
+    def costs(self, *, every_step: bool = False) -> CostSet | None:
+        """What the ops cost when they ran: the run metadata and profiler captures of this
+        graph's run (or the file ``LoadOptions.run_metadata`` names), attached to its ops.
+
+        The chosen step is ``LoadOptions.run_metadata``'s, else the latest.  Only it is loaded
+        unless ``every_step`` (the viewer's step picker shows them all; a step that cannot be
+        loaded then is left out with a warning).  None when nothing was recorded.
+
+        Raises
+        ------
+        graphviz_tb.SelectionError
+            ``run_metadata`` names no recorded step.
+        graphviz_tb.InputError
+            The chosen step cannot be read (or needs the ``[profile]`` extra).
+        """
+        # Imported when used, as every stage.
+        from .costs import CostSet, attach
+        from .readers import select_costs
+
+        if every_step not in self._costs:
+            sources, chosen = select_costs(self.discovery, self.source,
+                                           self.load_options.run_metadata)
+            steps = []
+            for index, source in enumerate(sources):
+                if index != chosen and not every_step:
+                    continue
+                try:
+                    record = source.load()
+                except GraphvizTbError as exc:
+                    if index == chosen:
+                        raise
+                    warnings.warn(str(exc), GraphvizTbWarning, stacklevel=2)
+                    continue
+                if index == chosen:
+                    chosen = len(steps)
+                steps.append(attach(self.model, source, record))
+            self._costs[every_step] = CostSet(tuple(steps), chosen) if steps else None
+        return self._costs[every_step]
+
+    def _render_costs(self, options: RenderOptions, fmt: str) -> CostSet | None:
+        """The costs a render needs: every step for the viewer, the chosen one for a static
+        picture coloured by cost, none otherwise; a clear error when a cost mode has none."""
+        from .costs import metric_of  # imported when used, as every stage
+
+        metric = metric_of(options.color_by)
+        if fmt != "html" and metric is None:
+            return None
+        costs = self.costs(every_step=fmt == "html")
+        if metric is None:
+            return costs
+        if costs is None:
+            raise InputError(
+                f"{self.name}: --color-by {options.color_by} needs recorded costs, and there "
+                "are none for this graph; record them with RunOptions(trace_level=FULL_TRACE) "
+                "and FileWriter.add_run_metadata, or Keras' TensorBoard(profile_batch=...) "
+                "callback, or pass --run-metadata FILE")
+        if metric == "memory" and not costs.current.memory:
+            raise InputError(f"{costs.current.name} holds timings only (a profiler capture "
+                             "has no memory per op); colour by compute-time")
+        return costs
 
     def count_nodes(self, index: int) -> int:
         """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""
@@ -200,8 +266,9 @@ class Graph:
         options = replace(options or RenderOptions(), **kwargs) if kwargs else (
             options or RenderOptions())
         fmt = format_for(path, format)
+        costs = self._render_costs(options, fmt)
         data = render_bytes(self.hierarchy(options), fmt, options, title=self.name,
-                            progress=progress)
+                            progress=progress, costs=costs)
         if path is not None:
             write_output(path, data)
             return None
@@ -269,4 +336,4 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
                         where=f"{discovery.path} ({chosen.name})"
                         if len(discovery.graphs) > 1 else str(discovery.path))
-    return Graph(model, discovery, index)
+    return Graph(model, discovery, index, options)

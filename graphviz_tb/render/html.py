@@ -65,6 +65,7 @@ from .dot import THEMES, clean_text
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..costs import CostSet
     from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
@@ -420,7 +421,8 @@ class _Builder:
 
 
 def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
-               progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[int, int], None] | None = None,
+               costs: CostSet | None = None) -> dict[str, Any]:
     """Everything the viewer embeds, as one JSON-ready dict."""
     scene = build_scene(h, options, progress=progress)
     h.complete()  # the page ships every group's edges and template
@@ -462,10 +464,11 @@ def _read_viewer() -> tuple[str, str, str]:
 
 
 def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
-                progress: Callable[[int, int], None] | None = None) -> str:
+                progress: Callable[[int, int], None] | None = None,
+                costs: CostSet | None = None) -> str:
     """The viewer page for hierarchy ``h``: one self-contained HTML document."""
     script, style, worker = _read_viewer()
-    data = build_data(h, options, title=title, progress=progress)
+    data = build_data(h, options, title=title, progress=progress, costs=costs)
     payload = _script_safe(_json(data))
     title = html.escape(clean_text(options.title or title, 200), quote=True)
     csp = "; ".join([
