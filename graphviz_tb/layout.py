@@ -107,12 +107,13 @@ def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[s
     """Size in points and label lines of a collapsed member.
 
     ``note`` joins the second line (an op's type, a group's op count): what the member cost
-    when colouring by cost.  A constant keeps its one small line.
+    when colouring by cost.  A constant has one small line, and the note below it.
     """
     if isinstance(m, OpNode):
         if _is_const(m):
-            lines: tuple[str, ...] = (m.label,)
-            return max(36.0, _text_width(m.label, 8) + 14), 20.0, lines
+            lines: tuple[str, ...] = (m.label, note) if note else (m.label,)
+            width = max(_text_width(t, 8) for t in lines) + 14
+            return max(36.0, width), 30.0 if note else 20.0, lines
         second = f"{m.op} · {note}" if note else m.op
         lines = (m.label, second) if second != m.label else (m.label,)
         w = max(_text_width(lines[0], 10), _text_width(second, 8)) * 1.15 + 24

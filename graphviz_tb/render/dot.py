@@ -226,7 +226,10 @@ def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> s
         return f"<<B>{_html(parts[0])}</B>>"
     head = f"<FONT POINT-SIZE=\"10\">{_html(parts[0])}</FONT>"
     if isinstance(m, OpNode) and m.op in ("Const", "HostConst"):
-        return f"<<FONT POINT-SIZE=\"8\">{_html(parts[0])}</FONT>>"
+        small = f"<FONT POINT-SIZE=\"8\">{_html(parts[0])}</FONT>"
+        if len(parts) > 1:  # what it cost, when colouring by cost
+            return f"<{small}<BR/><FONT POINT-SIZE=\"7\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
+        return f"<{small}>"
     if len(parts) > 1:
         return f"<{head}<BR/><FONT POINT-SIZE=\"8\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
     return f"<{head}>"
