@@ -60,7 +60,7 @@ from ..scene import Scene, build_scene
 from ..shapes import format_shape
 from ..structure import UNIQUE_COLOR, templates_of
 from ..view import focus_members
-from .dot import THEMES, clean_text
+from .dot import COST_COLORS, THEMES, clean_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -364,6 +364,39 @@ class _Builder:
                     out.extend((cond, body[i]))
         return out
 
+    # -- costs
+
+    def costs_data(self, costs: CostSet) -> dict[str, Any]:
+        """Every recorded step of the graph's run, op by op (the page sums groups itself: a
+        group's members are one range of the pre-order), with what the details panel shows.
+
+        A row: member, time, allocated bytes, whole time, kernel time, start after the step's
+        first op (-1: unknown), executions, peak bytes, persistent bytes, temporary bytes,
+        outputs (an index into ``outputs``: ``[slot, dtype, shape, bytes]`` each, interned).
+        """
+        outputs = _Interner()
+        steps = []
+        for step in costs.steps:
+            rows = []
+            for name, cost in sorted(step.ops.items()):
+                op = self.h.ops.get(name)
+                if op is None or op not in self.ids:
+                    continue
+                outs = tuple((o.slot, o.dtype, "×".join(map(str, o.shape))
+                              if o.shape else ("scalar" if o.shape == () else None), o.bytes)
+                             for o in cost.outputs)
+                rows.append([self.ids[op], cost.time, cost.allocated, cost.wall, cost.op,
+                             -1 if cost.start is None else cost.start, cost.runs, cost.peak,
+                             cost.persistent, cost.temporary,
+                             outputs(outs, [list(o) for o in outs]) if outs else -1])
+            rows.sort()
+            source = step.source
+            steps.append({"name": step.name, "tag": source.tag, "run": source.run,
+                          "origin": source.origin, "memory": step.memory,
+                          "records": step.records, "unmatched": step.unmatched, "ops": rows})
+        return {"steps": steps, "chosen": costs.chosen, "outputs": outputs.values,
+                "colors": COST_COLORS}
+
     # -- the initial layouts
 
     def layouts_data(self) -> dict[str, Any]:
@@ -433,6 +466,8 @@ def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
     data.update(b.edges_data())
     data["layouts"] = b.layouts_data()
     data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
+    if costs is not None:
+        data["costs"] = b.costs_data(costs)
     data["options"] = {
         "title": options.title or title, "rankdir": options.rankdir,
         "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,

@@ -5,13 +5,21 @@ import { App } from "./app.js";
 import { Graph } from "./graph.js";
 import { h } from "./dom.js";
 import { svgEl, cleanText } from "./draw.js";
-import { Minimap, renderDetails, renderLegend } from "./panels.js";
+import { Minimap, renderDetails, renderLegend, renderTopOps } from "./panels.js";
 import { download, exportSvg, fileStem, pngBlob } from "./exporter.js";
 import { engine, viz } from "./layout.js";
 
 const DATA_VERSION = 1;
 const COLOR_MODES = [["structure", "structure"], ["op", "op type"], ["device", "device"],
-  ["dtype", "dtype"], ["none", "none"]];
+  ["dtype", "dtype"], ["compute-time", "compute time"], ["memory", "memory"], ["none", "none"]];
+
+// The colour modes this page offers: the cost modes only when it holds recorded costs (memory
+// only when some step recorded memory).
+function colorModes(graph) {
+  const steps = graph.costSteps();
+  return COLOR_MODES.filter(([m]) => (m === "compute-time" ? steps.length > 0
+    : m === "memory" ? steps.some((st) => st.memory) : true));
+}
 
 class UI {
   constructor(app, root) {
@@ -34,10 +42,20 @@ class UI {
     this.search.addEventListener("input", () => this.updateCompletions());
     this.search.addEventListener("keydown", (ev) => this.searchKey(ev));
     this.search.addEventListener("blur", () => setTimeout(() => this.hideCompletions(), 150));
+    this.modes = colorModes(app.g);
     this.colorSelect = h("select", { title: "colour nodes by", "aria-label": "colour by",
-      onchange: () => app.setColorBy(this.colorSelect.value) },
-    COLOR_MODES.map(([v, label]) => h("option", { value: v }, label)));
+      onchange: () => {
+        app.setColorBy(this.colorSelect.value);
+        this.saveHash();
+      } },
+    this.modes.map(([v, label]) => h("option", { value: v }, label)));
     this.colorSelect.value = app.colorBy;
+    const steps = app.g.costSteps();
+    this.stepSelect = h("select", { title: "the recorded step to show costs of",
+      "aria-label": "step", class: steps.length > 1 ? "" : "hidden",
+      onchange: () => app.setStep(+this.stepSelect.value) },
+    steps.map((st, k) => h("option", { value: String(k) }, cleanText(st.name, 60))));
+    if (app.step >= 0) this.stepSelect.value = String(app.step);
     this.controlBox = h("input", { type: "checkbox", checked: true,
       onchange: () => app.setTraceControl(this.controlBox.checked) });
     this.auxBox = h("input", { type: "checkbox", checked: app.layouts.aux,
@@ -56,7 +74,8 @@ class UI {
       h("div", { class: "group" }, h("span", { class: "label" }, "trace"), this.traceIn,
         this.traceOut, h("label", { title: "follow control edges when tracing" },
           this.controlBox, " control")),
-      h("div", { class: "group" }, h("label", null, "colour ", this.colorSelect)),
+      h("div", { class: "group" }, h("label", null, "colour ", this.colorSelect),
+        this.stepSelect),
       h("div", { class: "group" }, h("label", {
         title: "move high-degree nodes (init, save, summaries …) to a side column" },
       this.auxBox, " aux. area")),
@@ -69,6 +88,7 @@ class UI {
     this.svg = app.svg;
     this.details = h("aside", { class: "details hidden", "aria-label": "details" });
     this.legend = h("div", { class: "legend" });
+    this.topops = h("nav", { class: "topops hidden", "aria-label": "top ops" });
     this.minimapCanvas = h("canvas", { class: "minimap", title: "minimap: click to move" });
     this.toast = h("div", { class: "toast hidden", role: "status" });
     this.status = h("footer", { class: "status" });
@@ -78,7 +98,8 @@ class UI {
         ["t / o", "trace inputs / outputs"], ["f", "fit to screen"], ["d", "dark theme"],
         ["double-click", "expand or collapse a group"], ["wheel / drag", "zoom / pan"]]
         .map(([k, v]) => [h("dt", null, k), h("dd", null, v)])));
-    const main = h("main", null, this.svg, this.legend, this.details, this.minimapCanvas,
+    const main = h("main", null, this.svg, this.legend, this.topops, this.details,
+      this.minimapCanvas,
       this.toast, this.help);
     this.root.replaceChildren(toolbar, main, this.status);
     this.minimap = new Minimap(app, this.minimapCanvas);
@@ -95,9 +116,15 @@ class UI {
     const app = this.app;
     if (ev.type === "draw") {
       this.legend.replaceChildren(...renderLegend(app));
+      this.topops.classList.toggle("hidden", !app.cost);
+      if (app.cost) this.topops.replaceChildren(...renderTopOps(app));
+      this.colorSelect.value = app.colorBy;
       this.minimap.schedule();
       this.updateStatus();
       if (app.selected >= 0) this.showDetails(app.selected);
+    } else if (ev.type === "step") {
+      this.stepSelect.value = String(ev.k);
+      this.saveHash();
     } else if (ev.type === "view") {
       this.minimap.schedule();
       this.saveHash();
@@ -396,6 +423,9 @@ class UI {
     if (app.trace) p.set("t", app.trace.dir);
     if (!app.traceControl) p.set("nc", "1");
     if (app.colorBy !== app.options.colorBy) p.set("color", app.colorBy);
+    if (app.step >= 0 && app.step !== app.data.costs.chosen) {
+      p.set("step", app.g.costSteps()[app.step].name);
+    }
     if (app.theme !== app.options.theme) p.set("theme", app.theme);
     if (app.layouts.aux !== app.options.aux) p.set("aux", app.layouts.aux ? "1" : "0");
     const [W, H] = app.size();
@@ -428,8 +458,13 @@ class UI {
     const p = new URLSearchParams(raw);
     this.restoring = true;
     try {
+      const step = app.g.costSteps().findIndex((st) => st.name === p.get("step"));
+      if (step >= 0) {
+        app.step = step;
+        this.stepSelect.value = String(step);
+      }
       const color = p.get("color");
-      if (color && COLOR_MODES.some(([m]) => m === color)) {
+      if (color && this.modes.some(([m]) => m === color)) {
         app.colorBy = color;
         this.colorSelect.value = color;
       }
@@ -518,7 +553,22 @@ async function boot() {
     setColorBy: (mode) => {
       ui.colorSelect.value = mode;
       app.setColorBy(mode);
+      ui.saveHash();
     },
+    colorModes: () => ui.modes.map(([m]) => m),
+    // Recorded steps by name; choose one by name or index.
+    steps: () => graph.costSteps().map((st) => st.name),
+    step: () => (app.step >= 0 ? graph.costSteps()[app.step].name : null),
+    setStep: (which) => {
+      const k = typeof which === "number" ? which
+        : graph.costSteps().findIndex((st) => st.name === which);
+      app.setStep(k);
+      return k >= 0;
+    },
+    topOps: () => app.topOps().map((i) => graph.name[i]),
+    fills: () => (app.scene ? Object.fromEntries(app.scene.boxes.filter((b) => !b.stub)
+      .map((b) => [graph.name[b.m], app.els.boxEls[app.scene.boxes.indexOf(b)]
+        .querySelector(".shape").getAttribute("fill")])) : {}),
     setTheme: (theme) => app.setTheme(theme),
     setAux: (on) => app.setAux(!!on),
     fit: () => app.fit(),
