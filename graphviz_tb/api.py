@@ -266,13 +266,81 @@ class Graph:
         options = replace(options or RenderOptions(), **kwargs) if kwargs else (
             options or RenderOptions())
         fmt = format_for(path, format)
-        costs = self._render_costs(options, fmt)
-        data = render_bytes(self.hierarchy(options), fmt, options, title=self.name,
-                            progress=progress, costs=costs)
+        indices = self._page_graphs() if fmt == "html" else [self.index]
+        if len(indices) > 1:
+            data = self._logdir_page(indices, options, progress)
+        else:
+            costs = self._render_costs(options, fmt)
+            data = render_bytes(self.hierarchy(options), fmt, options, title=self.name,
+                                progress=progress, costs=costs)
         if path is not None:
             write_output(path, data)
             return None
         return data if fmt in ("png", "pdf") else data.decode("utf-8")
+
+    def _page_graphs(self) -> list[int]:
+        """The graphs one viewer page of this input holds: every graph of a logdir or event
+        file (narrowed by ``run`` and ``tag``), unless one was chosen with ``graph``."""
+        d, wanted = self.discovery, self.load_options
+        if d.source_kind not in ("logdir", "events") or wanted.graph is not None:
+            return [self.index]
+        return [i for i, g in enumerate(d.graphs) if wanted.tag in (None, g.tag)]
+
+    def _sibling(self, index: int, graph_def: Any) -> Graph:
+        """Graph ``index`` of the same discovery, built from its (already parsed) GraphDef."""
+        from .functions import build_model  # imported when used, as every stage
+
+        source = self.discovery.graphs[index]
+        model = build_model(graph_def, source=source, options=self.load_options,
+                            kind=source.kind, where=f"{self.discovery.path} ({source.name})")
+        return Graph(model, self.discovery, index, self.load_options)
+
+    def _logdir_page(self, indices: list[int], options: RenderOptions,
+                     progress: Callable[[int, int], None] | None) -> bytes:
+        """Every graph of ``indices`` in one viewer page; a graph logged by several runs (or
+        several times) is embedded once, with the recorded costs of each of its runs."""
+        # Imported when used, as every stage.
+        import hashlib
+
+        from .costs import CostSet
+        from .render.html import EmbeddedGraph, PageEntry, render_pages
+
+        distinct: dict[str, int] = {}
+        members: list[list[Graph]] = []
+        entries: list[PageEntry] = []
+        first = 0
+        for index in indices:
+            source = self.discovery.graphs[index]
+            graph_def = source.load()
+            key = hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
+            if key not in distinct:
+                distinct[key] = len(members)
+                members.append([])
+            graph = self if index == self.index else (
+                members[distinct[key]][0] if members[distinct[key]]
+                else self._sibling(index, graph_def))
+            members[distinct[key]].append(
+                graph if graph.index == index else Graph(graph.model, self.discovery, index,
+                                                         self.load_options))
+            if index == self.index:
+                first = len(entries)
+            entries.append(PageEntry(source.run, source.name, distinct[key]))
+        graphs = []
+        for shared in members:
+            steps, chosen = [], 0
+            for graph in shared:
+                costs = graph.costs(every_step=True)
+                names = {step.name for step in steps}
+                if costs is not None:
+                    if graph is self:
+                        chosen = len(steps) + costs.chosen
+                    steps.extend(s for s in costs.steps if s.name not in names)
+            lead = self if self in shared else shared[0]
+            graphs.append(EmbeddedGraph(lead.hierarchy(options), lead.name,
+                                        CostSet(tuple(steps), chosen) if steps else None))
+        title = os.path.basename(os.path.normpath(self.discovery.path)) or self.discovery.path
+        return render_pages(graphs, entries, options, first=first, title=title,
+                            progress=progress).encode("utf-8")
 
     def _repr_mimebundle_(self, include: Container[str] | None = None,
                           exclude: Container[str] | None = None) -> dict[str, str]:

@@ -39,6 +39,7 @@ import json
 import math
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,8 @@ if TYPE_CHECKING:
     from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
-__all__ = ["VIEWER_DIR", "build_data", "render_html"]
+__all__ = ["VIEWER_DIR", "EmbeddedGraph", "PageEntry", "build_data", "render_html",
+           "render_pages"]
 
 VIEWER_DIR = Path(__file__).with_name("viewer")
 #: Format of the embedded data; the bundle refuses data of another version.
@@ -502,10 +504,52 @@ def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
                 progress: Callable[[int, int], None] | None = None,
                 costs: CostSet | None = None) -> str:
     """The viewer page for hierarchy ``h``: one self-contained HTML document."""
-    script, style, worker = _read_viewer()
     data = build_data(h, options, title=title, progress=progress, costs=costs)
+    return _page(data, options, options.title or title)
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """One graph of a logdir as the page's picker lists it: its run, its name in the run,
+    and which embedded graph draws it (a graph several runs share is embedded once)."""
+
+    run: str
+    name: str
+    graph: int
+
+
+@dataclass(frozen=True)
+class EmbeddedGraph:
+    """One distinct graph of a logdir page: what :func:`build_data` needs for it."""
+
+    hierarchy: Hierarchy
+    title: str
+    costs: CostSet | None = None
+
+
+def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options: RenderOptions,
+                 *, first: int = 0, title: str = "logdir",
+                 progress: Callable[[int, int], None] | None = None) -> str:
+    """One viewer page holding several graphs (every graph of a logdir) with a picker.
+
+    ``entries`` lists what the picker shows, in order; ``first`` is the entry shown at first.
+    The page switches between the graphs without reloading and keeps each one's view.
+    """
+    data = {
+        "version": DATA_VERSION,
+        "pages": [{"run": e.run, "name": e.name, "graph": e.graph} for e in entries],
+        "first": first,
+        "graphs": [build_data(g.hierarchy, options, title=g.title, progress=progress,
+                              costs=g.costs) for g in graphs],
+    }
+    return _page(data, options, options.title or title)
+
+
+def _page(data: dict[str, Any], options: RenderOptions, title: str) -> str:
+    """The HTML document around the embedded data: style, viewer, layout worker, policy."""
+    script, style, worker = _read_viewer()
     payload = _script_safe(_json(data))
-    title = html.escape(clean_text(options.title or title, 200), quote=True)
+    title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",
         f"script-src {_csp_hash(script)} 'wasm-unsafe-eval'",

@@ -22,10 +22,14 @@ function colorModes(graph) {
 }
 
 class UI {
-  constructor(app, root) {
+  // `shell` (a page of several graphs): { picker, key, signal } — the graph picker to show in
+  // the toolbar, this graph's key in the URL, and the signal that ends this view's listeners.
+  constructor(app, root, shell = {}) {
     this.app = app;
     app.ui = this;
     this.root = root;
+    this.shell = shell;
+    this.signal = shell.signal;
     this.hashTimer = 0;
     this.restoring = false;
     this.build();
@@ -64,7 +68,8 @@ class UI {
     this.traceOut = btn("⇣ outputs", "trace the selection's outputs (o)",
       () => this.trace("out"));
     const toolbar = h("header", { class: "toolbar" },
-      h("div", { class: "title", title: app.options.title }, cleanText(app.options.title, 80)),
+      this.shell.picker ? h("div", { class: "group" }, this.shell.picker)
+        : h("div", { class: "title", title: app.options.title }, cleanText(app.options.title, 80)),
       h("div", { class: "search" }, this.search, this.completions),
       h("div", { class: "group" },
         btn("⤢", "fit to screen (f)", () => app.fit()),
@@ -325,12 +330,12 @@ class UI {
       drag.moved = true;
       svg.classList.add("panning");
       app.setView(app.view.k, drag.tx + dx, drag.ty + dy);
-    });
+    }, { signal: this.signal });
     window.addEventListener("pointerup", () => {
       if (drag && drag.moved) suppressClick = true;
       drag = null;
       svg.classList.remove("panning");
-    });
+    }, { signal: this.signal });
     svg.addEventListener("click", (ev) => {
       if (suppressClick) {
         suppressClick = false;
@@ -360,7 +365,7 @@ class UI {
       const i = +node.getAttribute("data-i");
       if (app.g.isGroup(i)) app.toggle(i).then(() => app.select(i));
     });
-    window.addEventListener("resize", () => this.minimap.schedule());
+    window.addEventListener("resize", () => this.minimap.schedule(), { signal: this.signal });
   }
 
   // ----------------------------------------------------------------------- keyboard
@@ -400,7 +405,7 @@ class UI {
         return;
       }
       ev.preventDefault();
-    });
+    }, { signal: this.signal });
   }
 
   // ----------------------------------------------------------------------- URL state
@@ -412,6 +417,7 @@ class UI {
     const app = this.app;
     const g = app.g;
     const p = new URLSearchParams();
+    if (this.shell.key !== undefined) p.set("graph", this.shell.key);
     const open = new Set(app.scene ? app.openGroups() : []);
     for (const x of [...open].sort((a, b) => a - b)) {
       if (!app.defaultExpanded.has(x)) p.append("x", g.name[x]);
@@ -450,12 +456,13 @@ class UI {
     }, 250);
   }
 
-  async restoreHash() {
+  // Restore the view a link (or a state kept while another graph was shown) describes.
+  async restoreHash(raw = location.hash.replace(/^#/, "")) {
     const app = this.app;
     const g = app.g;
-    const raw = location.hash.replace(/^#/, "");
-    if (!raw) return false;
     const p = new URLSearchParams(raw);
+    p.delete("graph");
+    if (!p.toString()) return false;
     this.restoring = true;
     try {
       const step = app.g.costSteps().findIndex((st) => st.name === p.get("step"));
@@ -528,11 +535,58 @@ async function boot() {
   // Graphviz's worker, gzipped and base64-encoded: decoded when a layout is first needed.
   const workerData = document.getElementById("tbgraph-worker");
   engine.source = () => (workerData ? workerData.textContent.trim() : "");
+  if (data.pages) await showPages(root, data);
+  else await show(root, data);
+}
+
+// A page holding every graph of a logdir: a picker switches between them without a reload,
+// and each graph keeps its own view (its URL state) while another is shown.
+async function showPages(root, data) {
+  const pages = data.pages;
+  const saved = new Map(); // page index -> its view state, kept while another is shown
+  const linked = new URLSearchParams(location.hash.replace(/^#/, "")).get("graph");
+  let current = pages.findIndex((pg) => pg.name === linked);
+  if (current < 0) current = data.first || 0;
+  const runs = [...new Set(pages.map((pg) => pg.run))];
+  const picker = h("select", { title: "the graph to show (run · step · what was logged)",
+    "aria-label": "graph" }, runs.map((run) => h("optgroup", { label: `run ${run}` },
+    pages.map((pg, k) => [pg, k]).filter(([pg]) => pg.run === run)
+      .map(([pg, k]) => h("option", { value: String(k) }, cleanText(pg.name, 90))))));
+  let controller = null;
+  const open = async (k, state) => {
+    if (controller) {
+      saved.set(current, window.tbgraph.state());
+      controller.abort();
+    }
+    current = k;
+    picker.value = String(k);
+    controller = new AbortController();
+    const shell = { picker, key: pages[k].name, signal: controller.signal };
+    await show(root, data.graphs[pages[k].graph], shell, state);
+    const api = window.tbgraph;
+    api.pages = () => pages.map((pg) => ({ run: pg.run, name: pg.name }));
+    api.page = () => pages[current].name;
+    api.showPage = (name) => {
+      const j = pages.findIndex((pg) => pg.name === name);
+      return j < 0 ? Promise.resolve(false) : open(j, saved.get(j) || "").then(() => true);
+    };
+  };
+  picker.addEventListener("change", () => {
+    const k = +picker.value;
+    open(k, saved.get(k) || "").then(() => window.tbgraph.saveNow());
+  });
+  await open(current, location.hash.replace(/^#/, ""));
+}
+
+// Show one graph's data in `root`: build its view, restore `state` (a link's hash), and set
+// `window.tbgraph` to drive it.
+async function show(root, data, shell = {}, state = location.hash.replace(/^#/, "")) {
   const graph = new Graph(data);
   const svg = svgEl("svg", { class: "canvas", role: "img", "aria-label": "graph" });
   const app = new App(graph, data, svg);
   app.ready = false;
-  const ui = new UI(app, root);
+  const ui = new UI(app, root, shell);
+  document.title = data.options.title;
   const api = {
     ready: false,
     visibleNodes: () => app.visibleNodes(),
@@ -584,6 +638,14 @@ async function boot() {
         : null;
     },
     state: () => ui.stateParams().toString(),
+    saveNow: () => {
+      const text = "#" + ui.stateParams().toString();
+      try {
+        history.replaceState(null, "", text);
+      } catch {
+        // Some embeddings (sandboxed iframes) refuse; the view still works.
+      }
+    },
     layoutStats: () => ({ ...app.layouts.stats, lastMs: app.lastLayoutMs }),
     warmUp: () => viz().then(() => true),
     setLayoutTimeout: (ms) => {
@@ -605,7 +667,7 @@ async function boot() {
   app.fit();
   let restored = false;
   try {
-    restored = await ui.restoreHash();
+    restored = await ui.restoreHash(state);
   } catch (err) {
     ui.message(`Could not restore the view from the link: ${err.message || err}`, true);
   }
@@ -614,10 +676,15 @@ async function boot() {
   api.ready = true;
   document.documentElement.setAttribute("data-ready", "true");
   for (const w of data.warnings || []) console.warn(`tbgraph: ${w}`);
-  // Compile the layout engine while the person looks, so the first expand is quick.
-  const warm = () => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true));
-  if ("requestIdleCallback" in window) requestIdleCallback(warm, { timeout: 1500 });
-  else setTimeout(warm, 200);
+  if (!warming) {
+    // Compile the layout engine while the person looks, so the first expand is quick.
+    warming = true;
+    const warm = () => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true));
+    if ("requestIdleCallback" in window) requestIdleCallback(warm, { timeout: 1500 });
+    else setTimeout(warm, 200);
+  }
 }
+
+let warming = false;
 
 boot();
