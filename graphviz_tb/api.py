@@ -299,11 +299,10 @@ class Graph:
                      progress: Callable[[int, int], None] | None) -> bytes:
         """Every graph of ``indices`` in one viewer page; a graph logged by several runs (or
         several times) is embedded once, with the recorded costs of each of its runs."""
-        # Imported when used, as every stage.
-        import hashlib
+        import hashlib  # imported when used, as every stage
 
-        from .costs import CostSet
-        from .render.html import EmbeddedGraph, PageEntry, render_pages
+        from .costs import CostSet  # as above
+        from .render.html import EmbeddedGraph, PageEntry, render_pages  # as above
 
         distinct: dict[str, int] = {}
         members: list[list[Graph]] = []
@@ -327,17 +326,21 @@ class Graph:
             entries.append(PageEntry(source.run, source.name, distinct[key]))
         graphs = []
         for shared in members:
-            steps, chosen = [], 0
+            steps: dict[str, Any] = {}  # every run's steps, by name, each once
+            lead = self if self in shared else shared[0]
+            wanted = None
             for graph in shared:
                 costs = graph.costs(every_step=True)
-                names = {step.name for step in steps}
                 if costs is not None:
-                    if graph is self:
-                        chosen = len(steps) + costs.chosen
-                    steps.extend(s for s in costs.steps if s.name not in names)
-            lead = self if self in shared else shared[0]
+                    for step in costs.steps:
+                        steps.setdefault(step.name, step)
+                    if graph is lead:
+                        wanted = costs.current.name
+            names = list(steps)
+            chosen = names.index(wanted) if wanted in steps else 0
             graphs.append(EmbeddedGraph(lead.hierarchy(options), lead.name,
-                                        CostSet(tuple(steps), chosen) if steps else None))
+                                        CostSet(tuple(steps.values()), chosen)
+                                        if steps else None))
         title = os.path.basename(os.path.normpath(self.discovery.path)) or self.discovery.path
         return render_pages(graphs, entries, options, first=first, title=title,
                             progress=progress).encode("utf-8")
