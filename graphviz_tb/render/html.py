@@ -16,7 +16,12 @@ column-oriented JSON:
 * the values ``While`` loops carry from one iteration to the next, which no edge shows;
 * per-op details: attributes (already cut by :mod:`graphviz_tb.attrs`) and outputs, both
   interned, because most ops share them;
-* the per-group layouts of the groups open at first.
+* the per-group layouts of the groups open at first;
+* what each op cost in every recorded step of the graph's run, when there are any.
+
+A page may also hold several graphs (every graph of a logdir, :func:`render_pages`): the data
+is then a list of graphs, each as above and each embedded once however many runs logged it,
+and the entries of the page's picker that show them.
 
 The page (``viewer/src``, bundled at build time into ``viewer/bundle.js``) draws that at once, and
 re-lays out in place with the same per-group algorithm when a group is opened or closed.
