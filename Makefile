@@ -33,10 +33,10 @@ $(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	@touch $@
 
-# Everything the tests need: the test tools, TensorFlow, Sphinx/MkDocs (the docs build is a
-# test), Graphviz and Chromium.
+# Everything the tests need: the test tools, TensorFlow, the profiler's reader, Sphinx/MkDocs
+# (the docs build is a test), Graphviz and Chromium.
 $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test,tf,docs]'
+	$(BIN)/python -m pip install -q -e '.[test,tf,profile,docs]'
 	@touch $@
 
 # What the documentation needs: Sphinx, MkDocs and TensorFlow (the shape-debugging page).

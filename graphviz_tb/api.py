@@ -10,15 +10,17 @@ imported only by the readers that need it.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._gc import paused_gc
-from .errors import InputError
+from .errors import GraphvizTbError, GraphvizTbWarning, InputError
 from .options import LoadOptions, RenderOptions
 
 if TYPE_CHECKING:
+    from .costs import CostSet
     from .hierarchy import Hierarchy
     from .inference import ShapeReport
     from .model import GraphModel
@@ -38,10 +40,13 @@ class Graph:
         Every graph the input holds; ``index`` says which one this is.
     """
 
-    def __init__(self, model: GraphModel, discovery: Discovery, index: int) -> None:
+    def __init__(self, model: GraphModel, discovery: Discovery, index: int,
+                 load_options: LoadOptions | None = None) -> None:
         self.model = model
         self.discovery = discovery
         self.index = index
+        self.load_options = load_options or LoadOptions()
+        self._costs: dict[bool, CostSet | None] = {}
         self._hierarchies: dict[tuple, Hierarchy] = {}
         self._counts: dict[int, int] = {index: model.top_level_nodes}
         self._shape_pins: tuple[tuple[str, tuple[int | None, ...]], ...] | None = None
@@ -106,6 +111,67 @@ class Graph:
             self._shape_pins = pins
             self._hierarchies.clear()
         return self.shape_report
+
+    def costs(self, *, every_step: bool = False) -> CostSet | None:
+        """What the ops cost when they ran: the run metadata and profiler captures of this
+        graph's run (or the file ``LoadOptions.run_metadata`` names), attached to its ops.
+
+        The chosen step is ``LoadOptions.run_metadata``'s, else the latest.  Only it is loaded
+        unless ``every_step`` (the viewer's step picker shows them all; a step that cannot be
+        loaded then is left out with a warning).  None when nothing was recorded.
+
+        Raises
+        ------
+        graphviz_tb.SelectionError
+            ``run_metadata`` names no recorded step.
+        graphviz_tb.InputError
+            The chosen step cannot be read (or needs the ``[profile]`` extra).
+        """
+        # Imported when used, as every stage.
+        from .costs import CostSet, attach
+        from .readers import select_costs
+
+        if every_step not in self._costs:
+            sources, chosen = select_costs(self.discovery, self.source,
+                                           self.load_options.run_metadata)
+            steps = []
+            for index, source in enumerate(sources):
+                if index != chosen and not every_step:
+                    continue
+                try:
+                    record = source.load()
+                except GraphvizTbError as exc:
+                    if index == chosen:
+                        raise
+                    warnings.warn(str(exc), GraphvizTbWarning, stacklevel=2)
+                    continue
+                if index == chosen:
+                    chosen = len(steps)
+                steps.append(attach(self.model, source, record))
+            self._costs[every_step] = CostSet(tuple(steps), chosen) if steps else None
+        return self._costs[every_step]
+
+    def _render_costs(self, options: RenderOptions, fmt: str) -> CostSet | None:
+        """The costs a render needs: every step for the viewer, the chosen one for a static
+        picture coloured by cost, none otherwise; a clear error when a cost mode has none."""
+        from .costs import metric_of  # imported when used, as every stage
+
+        metric = metric_of(options.color_by)
+        if fmt != "html" and metric is None:
+            return None
+        costs = self.costs(every_step=fmt == "html")
+        if metric is None:
+            return costs
+        if costs is None:
+            raise InputError(
+                f"{self.name}: --color-by {options.color_by} needs recorded costs, and there "
+                "are none for this graph; record them with RunOptions(trace_level=FULL_TRACE) "
+                "and FileWriter.add_run_metadata, or Keras' TensorBoard(profile_batch=...) "
+                "callback, or pass --run-metadata FILE")
+        if metric == "memory" and not costs.current.memory:
+            raise InputError(f"{costs.current.name} holds timings only (a profiler capture "
+                             "has no memory per op); colour by compute-time")
+        return costs
 
     def count_nodes(self, index: int) -> int:
         """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""
@@ -200,12 +266,84 @@ class Graph:
         options = replace(options or RenderOptions(), **kwargs) if kwargs else (
             options or RenderOptions())
         fmt = format_for(path, format)
-        data = render_bytes(self.hierarchy(options), fmt, options, title=self.name,
-                            progress=progress)
+        indices = self._page_graphs() if fmt == "html" else [self.index]
+        if len(indices) > 1:
+            data = self._logdir_page(indices, options, progress)
+        else:
+            costs = self._render_costs(options, fmt)
+            data = render_bytes(self.hierarchy(options), fmt, options, title=self.name,
+                                progress=progress, costs=costs)
         if path is not None:
             write_output(path, data)
             return None
         return data if fmt in ("png", "pdf") else data.decode("utf-8")
+
+    def _page_graphs(self) -> list[int]:
+        """The graphs one viewer page of this input holds: every graph of a logdir or event
+        file (narrowed by ``run`` and ``tag``), unless one was chosen with ``graph``."""
+        d, wanted = self.discovery, self.load_options
+        if d.source_kind not in ("logdir", "events") or wanted.graph is not None:
+            return [self.index]
+        return [i for i, g in enumerate(d.graphs) if wanted.tag in (None, g.tag)]
+
+    def _sibling(self, index: int, graph_def: Any) -> Graph:
+        """Graph ``index`` of the same discovery, built from its (already parsed) GraphDef."""
+        from .functions import build_model  # imported when used, as every stage
+
+        source = self.discovery.graphs[index]
+        model = build_model(graph_def, source=source, options=self.load_options,
+                            kind=source.kind, where=f"{self.discovery.path} ({source.name})")
+        return Graph(model, self.discovery, index, self.load_options)
+
+    def _logdir_page(self, indices: list[int], options: RenderOptions,
+                     progress: Callable[[int, int], None] | None) -> bytes:
+        """Every graph of ``indices`` in one viewer page; a graph logged by several runs (or
+        several times) is embedded once, with the recorded costs of each of its runs."""
+        import hashlib  # imported when used, as every stage
+
+        from .costs import CostSet  # as above
+        from .render.html import EmbeddedGraph, PageEntry, render_pages  # as above
+
+        distinct: dict[str, int] = {}
+        members: list[list[Graph]] = []
+        entries: list[PageEntry] = []
+        first = 0
+        for index in indices:
+            source = self.discovery.graphs[index]
+            graph_def = source.load()
+            key = hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
+            if key not in distinct:
+                distinct[key] = len(members)
+                members.append([])
+            graph = self if index == self.index else (
+                members[distinct[key]][0] if members[distinct[key]]
+                else self._sibling(index, graph_def))
+            members[distinct[key]].append(
+                graph if graph.index == index else Graph(graph.model, self.discovery, index,
+                                                         self.load_options))
+            if index == self.index:
+                first = len(entries)
+            entries.append(PageEntry(source.run, source.name, distinct[key]))
+        graphs = []
+        for shared in members:
+            steps: dict[str, Any] = {}  # every run's steps, by name, each once
+            lead = self if self in shared else shared[0]
+            wanted = None
+            for graph in shared:
+                costs = graph.costs(every_step=True)
+                if costs is not None:
+                    for step in costs.steps:
+                        steps.setdefault(step.name, step)
+                    if graph is lead:
+                        wanted = costs.current.name
+            names = list(steps)
+            chosen = names.index(wanted) if wanted in steps else 0
+            graphs.append(EmbeddedGraph(lead.hierarchy(options), lead.name,
+                                        CostSet(tuple(steps.values()), chosen)
+                                        if steps else None))
+        title = os.path.basename(os.path.normpath(self.discovery.path)) or self.discovery.path
+        return render_pages(graphs, entries, options, first=first, title=title,
+                            progress=progress).encode("utf-8")
 
     def _repr_mimebundle_(self, include: Container[str] | None = None,
                           exclude: Container[str] | None = None) -> dict[str, str]:
@@ -269,4 +407,4 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
                         where=f"{discovery.path} ({chosen.name})"
                         if len(discovery.graphs) > 1 else str(discovery.path))
-    return Graph(model, discovery, index)
+    return Graph(model, discovery, index, options)

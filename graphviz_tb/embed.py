@@ -137,6 +137,7 @@ _OPTIONS: dict[str, tuple[str, str, _Parser]] = {
     "graph": ("load", "graph", _int),
     "tags": ("load", "tags", lambda n, t: _globs(t)),
     "functions": ("load", "functions", _bool),
+    "run-metadata": ("load", "run_metadata", lambda n, t: t.strip() or None),
 }
 
 #: Every option a document may give, in the order the docs list them.

@@ -48,6 +48,11 @@ def graph_info(model: GraphModel, discovery: Discovery, selected: int,
             for i, s in enumerate(discovery.graphs)
         ],
         "selected": selected,
+        "run_metadata": [
+            {"name": c.name, "origin": c.origin, "run": c.run, "tag": c.tag, "step": c.step,
+             "applies": c.run == discovery.graphs[selected].run}
+            for c in discovery.costs
+        ],
         "kind": model.kind,
         "nodes": model.top_level_nodes,
         "functions": len(model.functions),
@@ -102,6 +107,13 @@ def format_info(info: dict[str, Any]) -> str:
             mark = "*" if g["index"] == info["selected"] else " "
             lines.append(f" {mark} [{g['index']}] {_name(g['name'])}  "
                          f"({g['kind']}, {g['nodes']:,} nodes)")
+    if info["run_metadata"]:
+        lines.append(f"recorded costs: {len(info['run_metadata'])} (colour by them with "
+                     "--color-by compute-time or memory; choose with --run-metadata TAG)")
+        for c in info["run_metadata"]:
+            mark = "*" if c["applies"] else " "
+            kind = "profiler capture" if c["origin"] == "profile" else "run metadata"
+            lines.append(f" {mark} {_name(c['name'])}  ({kind}, tag {_name(c['tag'])})")
     kind = "layers" if info["kind"] == "conceptual" else "ops"
     lines.append(f"{kind}: {info['nodes']:,}")
     if info["functions"]:

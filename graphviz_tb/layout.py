@@ -103,25 +103,36 @@ def _is_const(m: OpNode) -> bool:
     return m.op in ("Const", "HostConst")
 
 
-def leaf_size(m: Member) -> tuple[float, float, tuple[str, ...]]:
-    """Size in points and label lines of a collapsed member."""
+def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[str, ...]]:
+    """Size in points and label lines of a collapsed member.
+
+    ``note`` joins the second line (an op's type, a group's op count): what the member cost
+    when colouring by cost.  A constant has one small line, and the note below it.
+    """
     if isinstance(m, OpNode):
         if _is_const(m):
-            lines: tuple[str, ...] = (m.label,)
-            return max(36.0, _text_width(m.label, 8) + 14), 20.0, lines
-        lines = (m.label, m.op) if m.op != m.label else (m.label,)
-        w = max(_text_width(lines[0], 10), _text_width(m.op, 8)) * 1.15 + 24
+            lines: tuple[str, ...] = (m.label, note) if note else (m.label,)
+            width = max(_text_width(t, 8) for t in lines) + 14
+            return max(36.0, width), 30.0 if note else 20.0, lines
+        second = f"{m.op} · {note}" if note else m.op
+        lines = (m.label, second) if second != m.label else (m.label,)
+        w = max(_text_width(lines[0], 10), _text_width(second, 8)) * 1.15 + 24
         return max(54.0, w), 36.0 if len(lines) == 2 else 28.0, lines
     assert isinstance(m, Group)
-    lines = (m.label, _group_caption(m))
+    caption = _group_caption(m)
+    lines = (m.label, f"{_op_count(m)} · {note}" if note else caption)
     w = max(_text_width(lines[0], 10), _text_width(lines[1], 8)) + 24
     return max(64.0, w), 40.0, lines
+
+
+def _op_count(g: Group) -> str:
+    return f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
 
 
 def _group_caption(g: Group) -> str:
     """The second line of a collapsed group: its op count first (a long function name may be
     cut, the count never is), then what kind of group it is."""
-    ops = f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
+    ops = _op_count(g)
     if g.kind == "series":
         kinds = {c.op for c in g.children if isinstance(c, OpNode)}
         if len(kinds) == 1 and all(isinstance(c, OpNode) for c in g.children):
@@ -330,6 +341,7 @@ def layout_groups(
     *,
     keep: set[Member] | None = None,
     progress: Callable[[int], None] | None = None,
+    notes: Callable[[Member], str | None] | None = None,
 ) -> GroupLayouts:
     """Lay out every open group on its own, deepest first.
 
@@ -341,6 +353,8 @@ def layout_groups(
         When set, only these members are drawn (``--focus``).
     progress:
         Called with the number of group layouts finished, for progress bars.
+    notes:
+        What each collapsed member's second line adds (its cost), sized with it.
     """
     if len(expanded) > _MANY_OPEN:
         aggregate_edges(h)  # one pass over all edges beats a subtree walk per open group
@@ -365,7 +379,7 @@ def layout_groups(
                                     loc.height + 2 * PAD + LABEL_H)
                         lines[c] = (c.label,)
                     else:
-                        w, hh, ls = leaf_size(c)
+                        w, hh, ls = leaf_size(c, notes(c) if notes else None)
                         sizes[c], lines[c] = (w, hh), ls
             shown = set(children)
             aggs = [agg for (a, b), agg in sorted(g.edges.items(),

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["COLOR_BY", "RANKDIRS", "LoadOptions", "RenderOptions", "parse_input_shape"]
+__all__ = ["COLOR_BY", "COST_MODES", "RANKDIRS", "LoadOptions", "RenderOptions",
+           "parse_input_shape"]
 
 RANKDIRS = ("BT", "TB", "LR", "RL")
-COLOR_BY = ("structure", "op", "device", "dtype", "none")
+#: Colourings by what ops cost when they ran (run metadata or a profiler capture).
+COST_MODES = ("compute-time", "memory")
+COLOR_BY = ("structure", "op", "device", "dtype", *COST_MODES, "none")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,10 @@ class LoadOptions:
     max_function_ops:
         Stop inlining function bodies past this many ops in total (a warning says so);
         guards against a small function called a million times.
+    run_metadata:
+        The recorded costs to colour by (``--run-metadata``): the tag of a run metadata or
+        the session name of a profiler capture in the graph's run, or the path of a
+        RunMetadata/StepStats file.  Default: the run's latest.
     """
 
     run: str | None = None
@@ -39,6 +46,7 @@ class LoadOptions:
     tags: tuple[str, ...] = ()
     functions: bool = True
     max_function_ops: int = 500_000
+    run_metadata: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,8 +69,9 @@ class RenderOptions:
     focus, radius:
         Draw only the ``radius``-neighbourhood of the op or group ``focus``.
     color_by:
-        ``structure`` (same colour = same internal structure), ``op``, ``device``, ``dtype``
-        or ``none``.
+        ``structure`` (same colour = same internal structure), ``op``, ``device``, ``dtype``,
+        ``compute-time`` or ``memory`` (what each op cost when it ran, from run metadata or a
+        profiler capture; each box's second line says how much) or ``none``.
     series:
         Collapse runs of numbered siblings (``add_1 ... add_9``) into one series node.
     prefix_groups:

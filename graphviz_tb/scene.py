@@ -91,10 +91,12 @@ def compose(h: Hierarchy, laid: GroupLayouts, expanded: frozenset[Group]) -> Sce
 
 
 def build_scene(h: Hierarchy, options: RenderOptions,
-                progress: Callable[[int, int], None] | None = None) -> Scene:
+                progress: Callable[[int, int], None] | None = None,
+                notes: Callable[[Member], str | None] | None = None) -> Scene:
     """The picture ``options`` ask for: choose the view, lay out its open groups, compose.
 
-    ``progress`` is called with (group layouts done, group layouts in all).
+    ``progress`` is called with (group layouts done, group layouts in all); ``notes`` adds to
+    each collapsed member's second line (its cost when colouring by cost).
     """
     view = choose_view(h, options)
     total = len(view.expanded)
@@ -105,5 +107,5 @@ def build_scene(h: Hierarchy, options: RenderOptions,
         if progress:
             progress(done[0], total)
 
-    laid = layout_groups(h, options, view.expanded, keep=view.keep, progress=step)
+    laid = layout_groups(h, options, view.expanded, keep=view.keep, progress=step, notes=notes)
     return compose(h, laid, view.expanded)

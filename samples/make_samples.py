@@ -428,6 +428,35 @@ def make_keras_logdir() -> None:
     _rename_event_files(logdir, EVENT_FILE_NAME)
 
 
+def make_costs_logdir() -> None:
+    """samples/logs/costs/: the MNIST training graph and two steps traced with FULL_TRACE.
+
+    ``FileWriter.add_run_metadata`` logs each step's RunMetadata (step stats: every op's time
+    and memory): ``forward`` fetches only the loss, ``train`` runs a training step.  The times
+    are what this machine measured when the sample was made.
+    """
+    logdir = _fresh_dir(SAMPLES_DIR / "logs" / "costs")
+    graph, _ = build_mnist_tf1_graph()
+    v1 = tf.compat.v1
+    rng = np.random.default_rng(SEED)
+    feed = {
+        graph.get_tensor_by_name("input/x:0"): rng.random((32, 784), dtype=np.float32),
+        graph.get_tensor_by_name("input/y:0"): np.eye(10, dtype=np.float32)[rng.integers(0, 10,
+                                                                                       32)],
+    }
+    full = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
+    with v1.Session(graph=graph) as session:
+        session.run(graph.get_operation_by_name("init"))
+        writer = v1.summary.FileWriter(str(logdir), graph=graph)
+        for step, (tag, fetch) in enumerate((("forward", "loss/cross_entropy:0"),
+                                             ("train", "train/minimize")), 1):
+            metadata = v1.RunMetadata()
+            session.run(fetch, feed_dict=feed, options=full, run_metadata=metadata)
+            writer.add_run_metadata(metadata, tag, global_step=step)
+        writer.close()
+    _rename_event_files(logdir, EVENT_FILE_NAME)
+
+
 def make_pytorch_logdir() -> bool:
     """samples/logs/pytorch/: SummaryWriter.add_graph of Linear/ReLU/Linear, if torch exists."""
     try:
@@ -729,6 +758,12 @@ def build_manifest() -> dict[str, Any]:
             "Keras 3 TensorBoard callback (write_graph=True), functional model with a "
             "nested Sequential; Keras 3 writes only the conceptual graph",
         ),
+        _logdir_sample(
+            "logs_costs",
+            d / "logs" / "costs",
+            "tf.compat.v1 FileWriter: the mnist_tf1 graph and two steps traced with "
+            "RunOptions(trace_level=FULL_TRACE), add_run_metadata tags forward and train",
+        ),
         _file_sample(
             "dense_frozen",
             d / "dense_frozen.pb",
@@ -779,6 +814,7 @@ BUILDERS: dict[str, Callable[[], object]] = {
     "logs_trace": make_trace_logdir,
     "logs_keras": make_keras_logdir,
     "logs_pytorch": make_pytorch_logdir,
+    "logs_costs": make_costs_logdir,
     "dense_frozen": make_dense_frozen,
 }
 

@@ -390,3 +390,78 @@ def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out["tf2_train_step"].write_bytes(concrete.graph.as_graph_def().SerializeToString())
     keras.backend.clear_session()  # later fixtures' layer names count from zero again
     return out
+
+
+@pytest.fixture(scope="session")
+def costs_tf1(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Run metadata TensorFlow recorded with ``RunOptions(trace_level=FULL_TRACE)``.
+
+    * ``logdir``: a TF1 training graph (``FileWriter`` graph) and two steps traced, tagged
+      ``forward`` (only the loss fetched) and ``train`` (a training step);
+    * ``graph`` / ``run_metadata`` / ``step_stats``: a graph calling one ``tf.function``
+      twice (two ``PartitionedCall``\\ s run without Grappler, so not inlined: their body ops
+      are recorded under the function's own names), its GraphDef, and its traced step as a
+      standalone RunMetadata file and as a StepStats file.
+
+    ``metadata`` holds TensorFlow's own RunMetadata protos, by tag, for the tests' truth.
+    """
+    tf = _tf()
+    v1 = tf.compat.v1
+    root = tmp_path_factory.mktemp("costs")
+    full = v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE)
+    metadata: dict[str, Any] = {}
+    graph = _v1_graph(tf)
+    feed = {"images:0": [[0.5] * 784] * 16, "labels:0": [1] * 16}
+    with v1.Session(graph=graph) as session:
+        session.run(graph.get_operation_by_name("init"))
+        writer = v1.summary.FileWriter(str(root / "logs" / "train"), graph=graph)
+        for step, (tag, fetch) in enumerate((("forward", "loss:0"), ("train", "train")), 1):
+            metadata[tag] = v1.RunMetadata()
+            session.run(fetch, feed_dict=feed, options=full, run_metadata=metadata[tag])
+            writer.add_run_metadata(metadata[tag], tag, global_step=step)
+        writer.close()
+
+    calls = tf.Graph()
+    with calls.as_default():
+        x = v1.placeholder(tf.float32, [None, 64], name="x")
+
+        @tf.function
+        def layer(t: Any) -> Any:
+            with tf.name_scope("inner"):
+                return tf.nn.relu(tf.matmul(t, tf.ones([64, 64])) + 1.0)
+
+        tf.identity(layer(layer(x)), name="out")
+    (root / "calls.pb").write_bytes(calls.as_graph_def().SerializeToString())
+    # Without Grappler, which would inline the calls (then their ops are recorded by the
+    # names the model gives them anyway).
+    config = v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    with v1.Session(graph=calls, config=config) as session:
+        metadata["calls"] = v1.RunMetadata()
+        session.run("out:0", {"x:0": [[1.0] * 64] * 32}, options=full,
+                    run_metadata=metadata["calls"])
+    (root / "run_metadata.pb").write_bytes(metadata["calls"].SerializeToString())
+    (root / "step_stats.pb").write_bytes(metadata["calls"].step_stats.SerializeToString())
+    return {"logdir": root / "logs", "graph": root / "calls.pb",
+            "run_metadata": root / "run_metadata.pb", "step_stats": root / "step_stats.pb",
+            "metadata": metadata}
+
+
+@pytest.fixture(scope="session")
+def keras_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A logdir from Keras' TensorBoard callback with ``profile_batch``: the traced training
+    step's graph and a TF2 profiler capture (``train/plugins/profile/*/*.xplane.pb``)."""
+    _tf()
+    import keras
+    import numpy as np
+
+    logdir = tmp_path_factory.mktemp("keras_profile")
+    keras.backend.clear_session()
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(64, activation="relu"),
+                              keras.layers.Dense(1)], name="seq")
+    model.compile("sgd", "mse")
+    model.fit(np.zeros((64, 32)), np.zeros((64, 1)), batch_size=16, epochs=1, verbose=0,
+              callbacks=[keras.callbacks.TensorBoard(str(logdir), write_graph=True,
+                                                     profile_batch=1)])
+    keras.backend.clear_session()
+    return logdir

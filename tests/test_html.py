@@ -129,6 +129,9 @@ class Page:
     def visible(self) -> list[str]:
         return self.js("window.tbgraph.visibleNodes()")
 
+    def is_hidden_top_ops(self) -> bool:
+        return self.js("document.querySelector('.topops').classList.contains('hidden')")
+
     def close(self) -> None:
         try:
             assert self.outside == [], f"requests left the page: {self.outside}"

@@ -46,6 +46,11 @@ def add_input(p: argparse.ArgumentParser) -> None:
     sel.add_argument("--tags", metavar="T1,T2",
                      help="SavedModel/MetaGraph tag set, e.g. 'serve' (default: serve, else "
                           "the first)")
+    sel.add_argument("--run-metadata", metavar="TAG|FILE",
+                     help="the recorded step to colour by with --color-by compute-time/memory: "
+                          "a run metadata tag or profiler session of the graph's run (listed by "
+                          "'tbgraph info'), or a RunMetadata/StepStats or .xplane.pb file "
+                          "(default: the run's latest)")
     sel.add_argument("--no-functions", action="store_true",
                      help="keep function calls (StatefulPartitionedCall, While, If ...) closed "
                           "instead of opening their bodies")
@@ -55,7 +60,7 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
     """The :class:`LoadOptions` of the arguments :func:`add_input` added."""
     tags = tuple(t for t in (args.tags or "").split(",") if t)
     return LoadOptions(run=args.run, tag=args.tag, graph=args.graph, tags=tags,
-                       functions=not args.no_functions)
+                       functions=not args.no_functions, run_metadata=args.run_metadata)
 
 
 def load_graph(args: argparse.Namespace) -> Graph:

@@ -128,7 +128,9 @@ def add_commands(sub: Any) -> None:
                       help="keep high-degree nodes (init, save, summaries) in place")
     style = render.add_argument_group("style")
     style.add_argument("--color-by", choices=COLOR_BY, default="structure",
-                       help="fill colour: same structure (default), op type, device, dtype")
+                       help="fill colour: same structure (default), op type, device, dtype, "
+                            "or what each op cost when it ran (compute-time, memory: from run "
+                            "metadata or a profiler capture, see --run-metadata)")
     style.add_argument("--no-shapes", action="store_true", help="no tensor shapes on edges")
     style.add_argument("--dtypes", action="store_true", help="add dtypes to edge labels")
     style.add_argument("--rankdir", choices=RANKDIRS, default="BT",

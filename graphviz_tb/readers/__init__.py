@@ -19,15 +19,25 @@ from typing import TYPE_CHECKING, cast
 
 from ..errors import SelectionError
 from ..options import LoadOptions
-from . import events, graphdef, keras, live, metagraph, savedmodel
-from .base import Discovery, GraphSource, TensorSpec
+from . import events, graphdef, keras, live, metagraph, profile, runmeta, savedmodel
+from .base import CostSource, Discovery, GraphSource, StepRecord, TensorSpec
 from .detect import detect
 
 if TYPE_CHECKING:
     from tensorboard.compat.proto.graph_pb2 import GraphDef
     from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
-__all__ = ["Discovery", "GraphSource", "TensorSpec", "discover", "discover_object", "select"]
+__all__ = [
+    "CostSource",
+    "Discovery",
+    "GraphSource",
+    "StepRecord",
+    "TensorSpec",
+    "discover",
+    "discover_object",
+    "select",
+    "select_costs",
+]
 
 _DEFAULT_OPTIONS = LoadOptions()
 _MAX_LISTED = 12
@@ -155,3 +165,47 @@ def _default(candidates: list[GraphSource], source_kind: str) -> GraphSource:
         g.step if g.step is not None else -1,
         order[id(g)],
     ))
+
+
+def select_costs(discovery: Discovery, graph: GraphSource, wanted: str | None
+                 ) -> tuple[list[CostSource], int]:
+    """The recorded costs that apply to ``graph``, and which one to draw.
+
+    They are those of the graph's run (as TensorBoard's "Session runs" menu lists them), in
+    the order found, or the file ``wanted`` names (a RunMetadata/StepStats file, or a profiler
+    capture: an ``.xplane.pb`` file or its session directory).  Otherwise ``wanted`` picks one
+    by tag (or by its full name); the default is the latest (by wall time, then step).
+
+    Raises
+    ------
+    SelectionError
+        ``wanted`` matches none; the message lists what there is.
+    InputError
+        ``wanted`` names a file that holds no step stats.
+    """
+    if wanted is not None and os.path.exists(wanted):
+        capture = profile.capture_source(Path(wanted))
+        if capture is not None:
+            return [capture], 0
+        if os.path.isfile(wanted):
+            return [runmeta.discover_file(wanted)], 0
+    sources = [c for c in discovery.costs if c.run == graph.run]
+    if not sources:
+        if wanted is not None:
+            raise SelectionError(f"{discovery.path} holds no run metadata or profiler capture "
+                                 f"for run {graph.run or '.'!r}, so none tagged {wanted!r}")
+        return [], 0
+    if wanted is not None:
+        for index, source in enumerate(sources):
+            if wanted in (source.tag, source.name):
+                return sources, index
+        raise SelectionError(f"no run metadata {wanted!r} for run {graph.run or '.'!r} in "
+                             f"{discovery.path}; there is: "
+                             f"{', '.join(sorted({s.tag for s in sources}))}")
+    order = {id(s): i for i, s in enumerate(sources)}
+    latest = max(sources, key=lambda s: (
+        s.wall_time if s.wall_time is not None else -math.inf,
+        s.step if s.step is not None else -1,
+        order[id(s)],
+    ))
+    return sources, order[id(latest)]

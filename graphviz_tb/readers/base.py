@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tensorboard.compat.proto.graph_pb2 import GraphDef
 
-__all__ = ["Discovery", "GraphSource", "TensorSpec"]
+__all__ = ["CostSource", "Discovery", "GraphSource", "NodeRun", "OutputStat", "StepRecord",
+           "TensorSpec"]
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,89 @@ class GraphSource:
 
 
 @dataclass(frozen=True)
+class OutputStat:
+    """One output of an op as it ran: slot, dtype, shape and the bytes requested for it."""
+
+    slot: int
+    dtype: str | None
+    shape: tuple[int, ...] | None
+    bytes: int
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """What one op cost when it ran, as recorded: a ``NodeExecStats`` of a RunMetadata's step
+    stats (one per execution), or one row of a profiler capture's op statistics (all of an
+    op's executions summed).
+
+    Times are in nanoseconds.  ``start`` is absolute (the step stats' clock), None when the
+    record has no time of its own (a profiler row).  ``wall`` is the op's whole time, from its
+    scheduling to its outputs' release (``all_end_rel``), the time TensorBoard colours by;
+    ``op`` is the kernel's own part of it (``op_end_rel - op_start_rel``).  ``own`` is the time
+    spent in the op itself apart from what it called, when the recorder knows it (the
+    profiler's self time); step stats leave it None.  Bytes: ``allocated`` sums every
+    allocator's ``total_bytes`` (TensorBoard's memory), ``peak`` is the largest peak.
+    """
+
+    name: str
+    device: str = ""
+    start: int | None = None
+    wall: int = 0
+    op: int = 0
+    own: int | None = None
+    runs: int = 1
+    allocated: int = 0
+    peak: int = 0
+    persistent: int = 0
+    temporary: int = 0
+    allocators: tuple[tuple[str, int, int], ...] = ()  # (name, total bytes, peak bytes)
+    outputs: tuple[OutputStat, ...] = ()
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """The cost records of one step (one ``Session.run`` traced, or one profiler capture).
+
+    ``memory`` says whether the records carry memory (step stats do; profiler op statistics
+    have timings only).
+    """
+
+    runs: tuple[NodeRun, ...]
+    memory: bool = True
+
+
+@dataclass(frozen=True)
+class CostSource:
+    """One set of recorded costs found in an input, loadable on demand.
+
+    Attributes
+    ----------
+    name:
+        A label unique within the discovery (``"train · step 1 · step_1"``).
+    origin:
+        ``event:run_metadata`` (``FileWriter.add_run_metadata``), ``event:trace``
+        (``tf.summary.trace_export`` with step stats), ``runmetadata`` / ``stepstats`` (a
+        standalone file) or ``profile`` (a TF2 profiler capture, ``plugins/profile/*``).
+    run, tag, step, wall_time:
+        Where in a logdir it came from; ``tag`` is what ``--run-metadata`` picks by.
+    """
+
+    name: str
+    origin: str
+    load: Callable[[], StepRecord] = field(repr=False, compare=False)
+    run: str = ""
+    tag: str = ""
+    step: int | None = None
+    wall_time: float | None = None
+
+
+@dataclass(frozen=True)
 class Discovery:
-    """Everything one input holds: its kind, the graphs found, and any warnings."""
+    """Everything one input holds: its kind, the graphs found, the recorded costs (run
+    metadata, profiler captures) and any warnings."""
 
     path: str
     source_kind: str
     graphs: tuple[GraphSource, ...]
     warnings: tuple[str, ...] = ()
+    costs: tuple[CostSource, ...] = ()

@@ -16,6 +16,11 @@ in several places of an ``Event``; each origin says which:
 * summaries of the ``graph_keras_model`` plugin (tag ``keras``), from Keras' TensorBoard
   callback: ``event:keras``, a conceptual graph.
 
+Costs are found beside the graphs: a ``tagged_run_metadata`` or ``graph_run_metadata`` summary
+that holds step stats is also one set of costs (``event:run_metadata``, ``event:trace``; see
+:mod:`.runmeta`), and each TF2 profiler session under a run's ``plugins/profile/`` is another
+(``profile``; see :mod:`.profile`).
+
 Every record is read and CRC-checked during discovery, but graph bytes are not parsed: a source
 remembers its file, record offset and place in the event, and ``load()`` re-reads that record.
 A trace holds one function graph per traced call, including one per eager op run while tracing
@@ -29,6 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 from google.protobuf.message import DecodeError
 from tensorboard.compat.proto.config_pb2 import RunMetadata
@@ -38,8 +44,10 @@ from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
 from ..errors import InputError, NoGraphError, SelectionError
 from ._proto import check_has_ops, field_counts
-from .base import Discovery, GraphSource
+from .base import CostSource, Discovery, GraphSource, StepRecord
 from .keras_config import ConfigError, to_graph_def
+from .profile import discover_captures
+from .runmeta import has_step_stats, step_record
 from .savedmodel import SAVED_MODEL_FILES
 from .tfrecord import iter_records, read_record_at
 
@@ -105,25 +113,30 @@ def discover_logdir(logdir: str | os.PathLike[str], run: str | None = None) -> D
             raise SelectionError(f"no run {run!r} in {name}; runs: "
                                  f"{', '.join(sorted(set(runs.values())))}")
     sources: list[GraphSource] = []
+    costs: list[CostSource] = []
     for file in files:
-        sources.extend(_scan(file, runs[file]))
+        for found in _scan(file, runs[file]):
+            (sources if isinstance(found, GraphSource) else costs).append(found)
     if not sources:
         raise NoGraphError(
             f"{name}: its {len(files)} event file(s) hold no graph, only other summaries; log one "
             "with tf.summary.trace_export, Keras' TensorBoard(write_graph=True) callback or "
             "FileWriter.add_graph"
         )
+    costs.extend(discover_captures(root, {file.parent: runs[file] for file in files}))
     return Discovery(path=name, source_kind="logdir", graphs=_unique(sources),
-                     warnings=tuple(problems))
+                     warnings=tuple(problems), costs=_unique(costs))
 
 
 def discover_file(path: str | os.PathLike[str]) -> Discovery:
-    """List the graphs of one event file (its run is ``"."``)."""
+    """List the graphs and run metadata of one event file (its run is ``"."``)."""
     name = os.fspath(path)
-    sources = list(_scan(Path(path), "."))
+    found = list(_scan(Path(path), "."))
+    sources = [s for s in found if isinstance(s, GraphSource)]
     if not sources:
         raise NoGraphError(f"{name}: the event file holds no graph, only other summaries")
-    return Discovery(path=name, source_kind="events", graphs=_unique(sources))
+    return Discovery(path=name, source_kind="events", graphs=_unique(sources),
+                     costs=_unique([s for s in found if isinstance(s, CostSource)]))
 
 
 def _elsewhere_hint(root: Path) -> str:
@@ -137,7 +150,7 @@ def _elsewhere_hint(root: Path) -> str:
     return ""
 
 
-def _scan(path: Path, run: str) -> Iterator[GraphSource]:
+def _scan(path: Path, run: str) -> Iterator[GraphSource | CostSource]:
     name = os.fspath(path)
     for offset, data in iter_records(path):
         try:
@@ -150,8 +163,8 @@ def _scan(path: Path, run: str) -> Iterator[GraphSource]:
             yield from _sources_in(event, _Place(name, offset, what), run)
 
 
-def _sources_in(event: Event, place: _Place, run: str) -> Iterator[GraphSource]:
-    """The graphs of one event that holds some (checked by the caller, for speed)."""
+def _sources_in(event: Event, place: _Place, run: str) -> Iterator[GraphSource | CostSource]:
+    """The graphs and costs of one event that holds some (checked by the caller, for speed)."""
     step, wall_time = event.step, event.wall_time
     base = f"{run} · step {step} · "
     if place.what in ("graph_def", "meta_graph_def"):
@@ -169,6 +182,10 @@ def _sources_in(event: Event, place: _Place, run: str) -> Iterator[GraphSource]:
                 load=_loader(replace(place, graph=index)),
                 run=run, tag=tag, step=step, wall_time=wall_time,
             )
+        if has_step_stats(counts):
+            yield CostSource(name=base + tag, origin="event:run_metadata",
+                             load=_cost_loader(place), run=run, tag=tag, step=step,
+                             wall_time=wall_time)
     else:
         for index, value in enumerate(event.summary.value):
             plugin = value.metadata.plugin_data.plugin_name
@@ -183,6 +200,10 @@ def _sources_in(event: Event, place: _Place, run: str) -> Iterator[GraphSource]:
                     yield GraphSource(name=f"{base}{value.tag} (trace)", kind="op",
                                       origin="event:trace", load=_loader(here),
                                       run=run, tag=value.tag, step=step, wall_time=wall_time)
+                if has_step_stats(counts):
+                    yield CostSource(name=base + value.tag, origin="event:trace",
+                                     load=_cost_loader(here), run=run, tag=value.tag,
+                                     step=step, wall_time=wall_time)
 
 
 def _graph_counts(run_metadata: bytes, place: _Place) -> dict[int, int]:
@@ -193,7 +214,10 @@ def _graph_counts(run_metadata: bytes, place: _Place) -> dict[int, int]:
                          "RunMetadata") from None
 
 
-def _unique(sources: list[GraphSource]) -> tuple[GraphSource, ...]:
+S = TypeVar("S", GraphSource, CostSource)
+
+
+def _unique(sources: list[S]) -> tuple[S, ...]:
     """Make names unique: add the wall time, then a counter, to the names that repeat."""
     for attempt in ("time", "counter"):
         counts: dict[str, int] = {}
@@ -219,6 +243,19 @@ def _format_time(wall_time: float | None) -> str:
 
 def _loader(place: _Place) -> Callable[[], GraphDef]:
     return lambda: _load(place)
+
+
+def _cost_loader(place: _Place) -> Callable[[], StepRecord]:
+    return lambda: _load_costs(place)
+
+
+def _load_costs(place: _Place) -> StepRecord:
+    """The step stats of a run metadata event or summary, read again from its record."""
+    event = Event.FromString(read_record_at(place.path, place.offset))
+    where = f"{place.path}: record at byte {place.offset}"
+    if place.what == "tagged_run_metadata":
+        return step_record(event.tagged_run_metadata.run_metadata, where)
+    return step_record(event.summary.value[place.value].tensor.string_val[0], where)
 
 
 def _load(place: _Place) -> GraphDef:

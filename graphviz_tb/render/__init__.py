@@ -18,6 +18,7 @@ from ..errors import GraphvizTbError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..costs import CostSet
     from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
@@ -45,23 +46,36 @@ def format_for(path: str | os.PathLike[str] | None, fmt: str | None) -> str:
 
 @paused_gc
 def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str = "graph",
-                 progress: Callable[[int, int], None] | None = None) -> bytes:
+                 progress: Callable[[int, int], None] | None = None,
+                 costs: CostSet | None = None) -> bytes:
     """Draw hierarchy ``h`` in ``fmt`` with ``options``; deterministic for the same inputs.
 
     ``title`` names the page of the HTML viewer (the static formats draw ``options.title``).
+    ``costs`` are the recorded steps of the graph's run: the static formats colour by the
+    chosen one when ``options.color_by`` is a cost mode; the viewer embeds them all.
     """
     # The writers are imported here, each when its format is asked for: `tbgraph --help` and
     # `import graphviz_tb` stay free of the layout and drawing modules.
+    from ..costs import Totals, metric_of
     from ..scene import build_scene
 
     if fmt == "html":
         from .html import render_html  # only this format needs the viewer's writer
 
-        return render_html(h, options, title=title, progress=progress).encode("utf-8")
-    scene = build_scene(h, options, progress=progress)
+        return render_html(h, options, title=title, progress=progress,
+                           costs=costs).encode("utf-8")
+    metric = metric_of(options.color_by)
+    totals = None
+    if metric is not None:
+        if costs is None:
+            raise GraphvizTbError(f"--color-by {options.color_by} needs recorded costs (run "
+                                  "metadata or a profiler capture), and there are none")
+        totals = Totals(h, costs.current, metric)
+    scene = build_scene(h, options, progress=progress,
+                        notes=totals.label if totals is not None else None)
     from .dot import scene_to_dot  # as above: imported for the formats that need it
 
-    doc = scene_to_dot(h, scene, options)
+    doc = scene_to_dot(h, scene, options, totals)
     if fmt == "dot":
         return doc.text.encode("utf-8")
     from .svg import run_neato  # as above

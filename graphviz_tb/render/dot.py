@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..costs import Scale, Totals, format_cost
 from ..hierarchy import AggEdge, Group, Member, OpNode
 from ..layout import PT, Stub, tensor_lines
 from ..model import CONTROL, REF
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
-__all__ = ["DotDocument", "clean_text", "scene_to_dot"]
+__all__ = ["COST_COLORS", "DotDocument", "clean_text", "scene_to_dot"]
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 _MAX_LABEL = 48
@@ -36,6 +37,14 @@ THEMES = {
               "muted": "#777777", "missing": "#c62828", "legend": "#fafafa"},
     "dark": {"bg": "#1e1f22", "fg": "#e6e6e6", "line": "#a0a0a0", "op": "#2b2d31",
              "muted": "#9a9a9a", "missing": "#ef5350", "legend": "#26282c"},
+}
+
+
+#: The sequential scale of ``--color-by compute-time`` / ``memory``, coolest to hottest (one
+#: colour per step of :class:`graphviz_tb.costs.Scale`); dark text stays readable on each.
+COST_COLORS = {
+    "light": ["#fff5eb", "#fee6ce", "#fdd0a2", "#fdae6b", "#fd8d3c", "#f16913", "#d94801"],
+    "dark": ["#3b3027", "#553620", "#713d1c", "#8e4517", "#ab4d12", "#c8560c", "#e65f05"],
 }
 
 
@@ -87,9 +96,11 @@ class _Styler:
     """Colours by the chosen ``color_by`` mode, each key given a stable distinct colour."""
 
     def __init__(self, h: Hierarchy, options: RenderOptions,
-                 structure: PictureColors | None = None) -> None:
+                 structure: PictureColors | None = None, totals: Totals | None = None,
+                 scale: Scale | None = None) -> None:
         self.h, self.options, self.theme = h, options, THEMES[options.theme]
         self.structure = structure
+        self.totals, self.scale = totals, scale
         self._keys: dict[str, str] = {}
 
     def key_color(self, key: str) -> str:
@@ -120,8 +131,19 @@ class _Styler:
             return devices.most_common(1)[0][0] if devices else None
         return None
 
-    def fill(self, m: Member) -> str:
+    def cost_fill(self, m: Member, expanded: bool) -> str:
+        """A box's colour on the cost scale; an open group's is neutral (its boxes inside
+        carry the colours), and so is a box with no record."""
+        assert self.totals is not None and self.scale is not None
+        value = None if expanded else self.totals(m)
+        if value is None:
+            return UNIQUE_COLOR[self.options.theme] if isinstance(m, Group) else self.theme["op"]
+        return COST_COLORS[self.options.theme][self.scale.step(value)]
+
+    def fill(self, m: Member, expanded: bool = False) -> str:
         mode = self.options.color_by
+        if self.totals is not None:
+            return self.cost_fill(m, expanded)
         if isinstance(m, Group):
             if self.structure is not None:
                 return self.structure.color(m, self.options.theme)
@@ -141,9 +163,14 @@ def _sample_ops(g: Group, limit: int = 200) -> list[OpNode]:
     return out
 
 
-def _tooltip(h: Hierarchy, m: Member) -> list[str]:
+def _tooltip(h: Hierarchy, m: Member, totals: Totals | None = None) -> list[str]:
     model = h.model
     lines = [clean_text(m.name, 300)]
+    if totals is not None:
+        value = totals(m)
+        what = "compute time" if totals.metric == "time" else "memory"
+        lines.append(f"{what}: " + ("no record" if value is None
+                                    else format_cost(totals.metric, value)))
     if isinstance(m, OpNode):
         data = model.graph.nodes[m.name]
         lines.append(f"op: {clean_text(m.op, 100)}")
@@ -199,7 +226,10 @@ def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> s
         return f"<<B>{_html(parts[0])}</B>>"
     head = f"<FONT POINT-SIZE=\"10\">{_html(parts[0])}</FONT>"
     if isinstance(m, OpNode) and m.op in ("Const", "HostConst"):
-        return f"<<FONT POINT-SIZE=\"8\">{_html(parts[0])}</FONT>>"
+        small = f"<FONT POINT-SIZE=\"8\">{_html(parts[0])}</FONT>"
+        if len(parts) > 1:  # what it cost, when colouring by cost
+            return f"<{small}<BR/><FONT POINT-SIZE=\"7\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
+        return f"<{small}>"
     if len(parts) > 1:
         return f"<{head}<BR/><FONT POINT-SIZE=\"8\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
     return f"<{head}>"
@@ -208,7 +238,14 @@ def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> s
 def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float] | None:
     """The legend as an HTML table: structure templates (or colour keys) and edge styles."""
     rows: list[str] = []
-    if styler.structure is not None:
+    if styler.scale is not None and styler.totals is not None:
+        colors, metric = COST_COLORS[options.theme], styler.totals.metric
+        for step, low, high in reversed(styler.scale.ranges()):
+            text = format_cost(metric, low) if low == high else \
+                f"{format_cost(metric, low)} – {format_cost(metric, high)}"
+            rows.append(_legend_row(colors[step], text))
+        rows.append(_legend_row(UNIQUE_COLOR[options.theme], "no record"))
+    elif styler.structure is not None:
         colors = styler.structure
         shown = colors.repeated
         for t in shown[:12]:
@@ -226,7 +263,8 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     rows.append("<TR><TD>══▶</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
     title = {"structure": "same colour = same structure", "op": "colour = op type",
              "device": "colour = device", "dtype": "colour = dtype",
-             "none": "edges"}[options.color_by]
+             "compute-time": "colour = compute time, by rank",
+             "memory": "colour = memory, by rank", "none": "edges"}[options.color_by]
     table = (f"<<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"2\" CELLPADDING=\"1\">"
              f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"
              f"{''.join(rows)}</TABLE>>")
@@ -255,14 +293,21 @@ def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
     return any(e[1] in failed and edges[e].get("shape_error") for e in agg.edges)
 
 
-def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocument:
-    """Write the scene as a positioned DOT document (render with ``neato -n2``)."""
+def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
+                 totals: Totals | None = None) -> DotDocument:
+    """Write the scene as a positioned DOT document (render with ``neato -n2``).
+
+    ``totals`` are the members' costs when colouring by compute time or memory.
+    """
     theme = THEMES[options.theme]
-    structure = None
-    if options.color_by == "structure":
+    structure = scale = None
+    if totals is not None:
+        scale = Scale([v for b in scene.boxes if not b.expanded and not isinstance(b.member, Stub)
+                       and (v := totals(b.member)) is not None])
+    elif options.color_by == "structure":
         structure = templates_of(h).picture(b.member for b in scene.boxes
                                         if isinstance(b.member, Group))
-    styler = _Styler(h, options, structure)
+    styler = _Styler(h, options, structure, totals, scale)
     if options.color_by in ("op", "device", "dtype"):
         styler.prime([k for b in scene.boxes if (k := styler.member_key(b.member))])
     margin = 8.0
@@ -273,6 +318,8 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
     ids: dict[Member, str] = {}
     titles: dict[str, str] = {}
     failed = set(h.model.shape_error_ops())
+    # The second line says what a box cost: as dark as the name, on any colour of the scale.
+    second = theme["fg"] if totals is not None else theme["muted"]
     out = [
         "digraph tbgraph {",
         f"graph [outputorder=nodesfirst, bgcolor=\"{theme['bg']}\", pad=0.2, "
@@ -290,7 +337,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
         if isinstance(m, Stub):
             out.append(_stub_node(node_id, box, theme))
             continue
-        fill = styler.fill(m)
+        fill = styler.fill(m, box.expanded)
         style = ["filled"]
         if isinstance(m, OpNode):
             shape = "box" if m.op in ("Const", "HostConst") else "ellipse"
@@ -312,9 +359,9 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions) -> DotDocum
             f"shape={shape}",
             f"style=\"{','.join(style)}\"",
             f"fillcolor=\"{fill}\"",
-            f"label={_node_label(m, box.lines, box.expanded, theme['muted'])}",
+            f"label={_node_label(m, box.lines, box.expanded, second)}",
             f"class=\"{_classes(m, box.expanded, h)}{' aux' if box.aux else ''}\"",
-            f"tooltip={_esc_multiline(_tooltip(h, m))}",
+            f"tooltip={_esc_multiline(_tooltip(h, m, totals))}",
             f"id=\"{node_id}\"",
         ]
         if box.expanded:

@@ -16,7 +16,12 @@ column-oriented JSON:
 * the values ``While`` loops carry from one iteration to the next, which no edge shows;
 * per-op details: attributes (already cut by :mod:`graphviz_tb.attrs`) and outputs, both
   interned, because most ops share them;
-* the per-group layouts of the groups open at first.
+* the per-group layouts of the groups open at first;
+* what each op cost in every recorded step of the graph's run, when there are any.
+
+A page may also hold several graphs (every graph of a logdir, :func:`render_pages`): the data
+is then a list of graphs, each as above and each embedded once however many runs logged it,
+and the entries of the page's picker that show them.
 
 The page (``viewer/src``, bundled at build time into ``viewer/bundle.js``) draws that at once, and
 re-lays out in place with the same per-group algorithm when a group is opened or closed.
@@ -39,6 +44,7 @@ import json
 import math
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,15 +66,17 @@ from ..scene import Scene, build_scene
 from ..shapes import format_shape
 from ..structure import UNIQUE_COLOR, templates_of
 from ..view import focus_members
-from .dot import THEMES, clean_text
+from .dot import COST_COLORS, THEMES, clean_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ..costs import CostSet
     from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
-__all__ = ["VIEWER_DIR", "build_data", "render_html"]
+__all__ = ["VIEWER_DIR", "EmbeddedGraph", "PageEntry", "build_data", "render_html",
+           "render_pages"]
 
 VIEWER_DIR = Path(__file__).with_name("viewer")
 #: Format of the embedded data; the bundle refuses data of another version.
@@ -363,6 +371,39 @@ class _Builder:
                     out.extend((cond, body[i]))
         return out
 
+    # -- costs
+
+    def costs_data(self, costs: CostSet) -> dict[str, Any]:
+        """Every recorded step of the graph's run, op by op (the page sums groups itself: a
+        group's members are one range of the pre-order), with what the details panel shows.
+
+        A row: member, time, allocated bytes, whole time, kernel time, start after the step's
+        first op (-1: unknown), executions, peak bytes, persistent bytes, temporary bytes,
+        outputs (an index into ``outputs``: ``[slot, dtype, shape, bytes]`` each, interned).
+        """
+        outputs = _Interner()
+        steps = []
+        for step in costs.steps:
+            rows = []
+            for name, cost in sorted(step.ops.items()):
+                op = self.h.ops.get(name)
+                if op is None or op not in self.ids:
+                    continue
+                outs = tuple((o.slot, o.dtype, "×".join(map(str, o.shape))
+                              if o.shape else ("scalar" if o.shape == () else None), o.bytes)
+                             for o in cost.outputs)
+                rows.append([self.ids[op], cost.time, cost.allocated, cost.wall, cost.op,
+                             -1 if cost.start is None else cost.start, cost.runs, cost.peak,
+                             cost.persistent, cost.temporary,
+                             outputs(outs, [list(o) for o in outs]) if outs else -1])
+            rows.sort()
+            source = step.source
+            steps.append({"name": step.name, "tag": source.tag, "run": source.run,
+                          "origin": source.origin, "memory": step.memory,
+                          "records": step.records, "unmatched": step.unmatched, "ops": rows})
+        return {"steps": steps, "chosen": costs.chosen, "outputs": outputs.values,
+                "colors": COST_COLORS}
+
     # -- the initial layouts
 
     def layouts_data(self) -> dict[str, Any]:
@@ -420,7 +461,8 @@ class _Builder:
 
 
 def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
-               progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[int, int], None] | None = None,
+               costs: CostSet | None = None) -> dict[str, Any]:
     """Everything the viewer embeds, as one JSON-ready dict."""
     scene = build_scene(h, options, progress=progress)
     h.complete()  # the page ships every group's edges and template
@@ -431,6 +473,8 @@ def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
     data.update(b.edges_data())
     data["layouts"] = b.layouts_data()
     data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
+    if costs is not None:
+        data["costs"] = b.costs_data(costs)
     data["options"] = {
         "title": options.title or title, "rankdir": options.rankdir,
         "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,
@@ -462,12 +506,55 @@ def _read_viewer() -> tuple[str, str, str]:
 
 
 def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
-                progress: Callable[[int, int], None] | None = None) -> str:
+                progress: Callable[[int, int], None] | None = None,
+                costs: CostSet | None = None) -> str:
     """The viewer page for hierarchy ``h``: one self-contained HTML document."""
+    data = build_data(h, options, title=title, progress=progress, costs=costs)
+    return _page(data, options, options.title or title)
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """One graph of a logdir as the page's picker lists it: its run, its name in the run,
+    and which embedded graph draws it (a graph several runs share is embedded once)."""
+
+    run: str
+    name: str
+    graph: int
+
+
+@dataclass(frozen=True)
+class EmbeddedGraph:
+    """One distinct graph of a logdir page: what :func:`build_data` needs for it."""
+
+    hierarchy: Hierarchy
+    title: str
+    costs: CostSet | None = None
+
+
+def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options: RenderOptions,
+                 *, first: int = 0, title: str = "logdir",
+                 progress: Callable[[int, int], None] | None = None) -> str:
+    """One viewer page holding several graphs (every graph of a logdir) with a picker.
+
+    ``entries`` lists what the picker shows, in order; ``first`` is the entry shown at first.
+    The page switches between the graphs without reloading and keeps each one's view.
+    """
+    data = {
+        "version": DATA_VERSION,
+        "pages": [{"run": e.run, "name": e.name, "graph": e.graph} for e in entries],
+        "first": first,
+        "graphs": [build_data(g.hierarchy, options, title=g.title, progress=progress,
+                              costs=g.costs) for g in graphs],
+    }
+    return _page(data, options, options.title or title)
+
+
+def _page(data: dict[str, Any], options: RenderOptions, title: str) -> str:
+    """The HTML document around the embedded data: style, viewer, layout worker, policy."""
     script, style, worker = _read_viewer()
-    data = build_data(h, options, title=title, progress=progress)
     payload = _script_safe(_json(data))
-    title = html.escape(clean_text(options.title or title, 200), quote=True)
+    title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",
         f"script-src {_csp_hash(script)} 'wasm-unsafe-eval'",

@@ -3,6 +3,7 @@
 
 import { Layouts, cmp } from "./layout.js";
 import { drawScene, svgEl } from "./draw.js";
+import { COST_MODES, CostScale } from "./colors.js";
 
 const MIN_ZOOM = 0.01;
 const MAX_ZOOM = 8;
@@ -24,6 +25,7 @@ export class App {
     this.selected = -1;
     this.trace = null;
     this.traceControl = true;
+    this.step = data.costs ? data.costs.chosen : -1;
     this.colorBy = this.options.colorBy;
     this.theme = this.options.theme;
     this.view = { k: 1, tx: 0, ty: 0 };
@@ -199,10 +201,11 @@ export class App {
 
   redraw() {
     this.scene = this.layouts.compose(new Set([...this.expanded].filter((x) => this.isOpen(x))));
+    this.cost = this.costContext();
     this.viewport.replaceChildren();
     this.els = drawScene(this.viewport, this.scene, {
       graph: this.g, mode: this.colorBy, theme: this.theme, themes: this.themes,
-      unique: this.unique,
+      unique: this.unique, cost: this.cost,
     });
     this.svg.style.background = this.themes[this.theme].bg;
     this.applyMarks();
@@ -248,9 +251,50 @@ export class App {
     return false;
   }
 
+  // The metric of the colour mode ("time", "memory"), when it is a cost mode this page can draw.
+  costMetric(mode = this.colorBy) {
+    const metric = COST_MODES[mode];
+    if (!metric || this.step < 0) return null;
+    if (metric === "memory" && !this.g.costSteps()[this.step].memory) return null;
+    return metric;
+  }
+
+  // What drawing by cost needs: each member's total, and the scale over the collapsed boxes
+  // drawn (as render/dot.py scales the static picture).
+  costContext() {
+    const metric = this.costMetric();
+    if (!metric) return null;
+    const totals = this.g.costTotals(this.step, metric);
+    const open = new Set();
+    const values = [];
+    for (const b of this.scene.boxes) {
+      if (b.stub) continue;
+      if (b.open) open.add(b.m);
+      else if (!Number.isNaN(totals[b.m])) values.push(totals[b.m]);
+    }
+    return { metric, totals, open, scale: new CostScale(values), colors: this.data.costs.colors };
+  }
+
+  // The ops of the current step, most expensive first in the colour mode's metric (time when
+  // the mode is no cost mode).
+  topOps(limit = 20) {
+    if (this.step < 0) return [];
+    const col = this.costMetric() === "memory" ? 2 : 1;
+    return this.g.costSteps()[this.step].ops.filter((r) => r[col] > 0)
+      .sort((a, b) => b[col] - a[col] || a[0] - b[0]).slice(0, limit).map((r) => r[0]);
+  }
+
   setColorBy(mode) {
     this.colorBy = mode;
     this.redraw();
+  }
+
+  setStep(k) {
+    if (k < 0 || k >= this.g.costSteps().length) return;
+    this.step = k;
+    if (!this.costMetric() && COST_MODES[this.colorBy]) this.colorBy = "compute-time";
+    this.redraw();
+    this.emit({ type: "step", k });
   }
 
   setTheme(theme) {

@@ -64,7 +64,72 @@ export function colorKey(graph, i, mode) {
   return null;
 }
 
-export function fill(graph, i, mode, theme, themes, unique) {
+// ------------------------------------------------------------------------- costs
+
+export const COST_MODES = { "compute-time": "time", memory: "memory" };
+const SCALE_STEPS = 7;
+
+function lowerBound(sorted, v) {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// The cost scale over the values of the boxes drawn, by rank: the same steps as
+// graphviz_tb.costs.Scale (the cheapest box coolest, the most expensive hottest).
+export class CostScale {
+  constructor(values) {
+    this.values = Float64Array.from(values).sort();
+    const n = this.values.length;
+    this.belowTop = n ? lowerBound(this.values, this.values[n - 1]) : 0;
+  }
+
+  step(v) {
+    if (!this.belowTop) return SCALE_STEPS - 1;
+    const rank = lowerBound(this.values, v);
+    return Math.min(SCALE_STEPS - 1,
+      Math.floor((2 * (SCALE_STEPS - 1) * rank + this.belowTop) / (2 * this.belowTop)));
+  }
+
+  // Each step that holds a value: [step, smallest, largest], coolest first.
+  ranges() {
+    const out = new Map();
+    for (const v of this.values) {
+      const k = this.step(v);
+      const r = out.get(k);
+      if (r) r[2] = v;
+      else out.set(k, [k, v, v]);
+    }
+    return [...out.values()];
+  }
+}
+
+function threeDigits(value, units, base) {
+  let unit = 0;
+  while (unit + 1 < units.length && Number(value.toPrecision(3)) >= base) {
+    value /= base;
+    unit += 1;
+  }
+  return `${Number(value.toPrecision(3))} ${units[unit]}`;
+}
+
+// As graphviz_tb.costs.format_time / format_bytes.
+export function formatCost(metric, v) {
+  return metric === "memory" ? threeDigits(v, ["B", "KiB", "MiB", "GiB", "TiB"], 1024)
+    : threeDigits(v, ["ns", "µs", "ms", "s"], 1000);
+}
+
+export function fill(graph, i, mode, theme, themes, unique, cost) {
+  if (cost) {
+    const v = cost.open.has(i) ? NaN : cost.totals[i];
+    if (Number.isNaN(v)) return graph.isGroup(i) ? unique[theme] : themes[theme].op;
+    return cost.colors[theme][cost.scale.step(v)];
+  }
   const key = colorKey(graph, i, mode);
   if (key) return palette(key[1], theme);
   return graph.isGroup(i) ? unique[theme] : themes[theme].op;

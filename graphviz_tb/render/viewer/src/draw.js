@@ -3,7 +3,7 @@
 // Every string that comes from the model goes into the DOM as text (textContent or an
 // attribute value set with setAttribute); nothing is ever parsed as markup.
 
-import { fill } from "./colors.js";
+import { fill, formatCost } from "./colors.js";
 
 export const SVG_NS = "http://www.w3.org/2000/svg";
 const MAX_LABEL = 48;
@@ -104,7 +104,9 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   const g = svgEl("g", { transform: `translate(${fmt(b.x)},${fmt(-b.y)})` }, layer);
   g.setAttribute("data-node", graph.name[i]);
   g.setAttribute("data-i", String(i));
-  const f = fill(graph, i, mode, theme, ctx.themes, ctx.unique);
+  const f = fill(graph, i, mode, theme, ctx.themes, ctx.unique, ctx.cost);
+  // On the cost scale's colours the second line is as dark as the name (as render/dot.py).
+  const second = ctx.cost ? colors.fg : colors.muted;
   const stroke = { stroke: colors.line, "stroke-width": 1 };
   const w = b.w;
   const h = b.h;
@@ -122,7 +124,7 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
         fill: colors.fg });
     } else {
       text(g, 0, lines.length > 1 ? -1.5 : 3.5, lines[0], { "font-size": 10, fill: colors.fg });
-      if (lines.length > 1) text(g, 0, 9, lines[1], { "font-size": 8, fill: colors.muted });
+      if (lines.length > 1) text(g, 0, 9, lines[1], { "font-size": 8, fill: second });
     }
     drawToggle(g, w, h, b.open, colors);
   } else {
@@ -153,11 +155,17 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
       text(g, 0, 3, lines[0], { "font-size": 8, fill: colors.fg });
     } else {
       text(g, 0, lines.length > 1 ? -1.5 : 3.5, lines[0], { "font-size": 10, fill: colors.fg });
-      if (lines.length > 1) text(g, 0, 8.5, lines[1], { "font-size": 8, fill: colors.muted });
+      if (lines.length > 1) text(g, 0, 8.5, lines[1], { "font-size": 8, fill: second });
     }
   }
   g.setAttribute("class", classes.join(" "));
-  title(g, tooltip(graph, i));
+  const tip = tooltip(graph, i);
+  if (ctx.cost) {
+    const v = ctx.cost.totals[i];
+    tip.splice(1, 0, `${ctx.cost.metric === "time" ? "compute time" : "memory"}: ` +
+      (Number.isNaN(v) ? "no record" : formatCost(ctx.cost.metric, v)));
+  }
+  title(g, tip);
   return g;
 }
 

@@ -130,6 +130,41 @@ export class Graph {
     [this.cinStart, this.cinList] = csr(n, this.cdst, nc);
     [this.coutStart, this.coutList] = csr(n, this.csrc, nc);
     this._lower = null;
+
+    // What ops cost when they ran, one set per recorded step (render/html.py costs_data).
+    this.costs = d.costs || null;
+    this._totals = new Map();
+    this._costRows = new Map();
+  }
+
+  costSteps() { return this.costs ? this.costs.steps : []; }
+
+  // Each member's time (metric "time") or allocated bytes ("memory") in step k: an op's own,
+  // a group's the sum over the ops below it (NaN: nothing below was recorded).
+  costTotals(k, metric) {
+    const key = `${k}:${metric}`;
+    let t = this._totals.get(key);
+    if (t) return t;
+    t = new Float64Array(this.n).fill(NaN);
+    const col = metric === "memory" ? 2 : 1;
+    for (const row of this.costSteps()[k].ops) t[row[0]] = row[col];
+    for (let i = this.n - 1; i > 0; i--) {
+      if (Number.isNaN(t[i])) continue;
+      const p = this.parent[i];
+      t[p] = (Number.isNaN(t[p]) ? 0 : t[p]) + t[i];
+    }
+    this._totals.set(key, t);
+    return t;
+  }
+
+  // The recorded row of op i in step k (see costs_data), or null.
+  costRow(k, i) {
+    let rows = this._costRows.get(k);
+    if (!rows) {
+      rows = new Map(this.costSteps()[k].ops.map((r) => [r[0], r]));
+      this._costRows.set(k, rows);
+    }
+    return rows.get(i) || null;
   }
 
   isGroup(i) { return this.kind[i] > 0; }

@@ -5,19 +5,31 @@ import { App } from "./app.js";
 import { Graph } from "./graph.js";
 import { h } from "./dom.js";
 import { svgEl, cleanText } from "./draw.js";
-import { Minimap, renderDetails, renderLegend } from "./panels.js";
+import { Minimap, renderDetails, renderLegend, renderTopOps } from "./panels.js";
 import { download, exportSvg, fileStem, pngBlob } from "./exporter.js";
 import { engine, viz } from "./layout.js";
 
 const DATA_VERSION = 1;
 const COLOR_MODES = [["structure", "structure"], ["op", "op type"], ["device", "device"],
-  ["dtype", "dtype"], ["none", "none"]];
+  ["dtype", "dtype"], ["compute-time", "compute time"], ["memory", "memory"], ["none", "none"]];
+
+// The colour modes this page offers: the cost modes only when it holds recorded costs (memory
+// only when some step recorded memory).
+function colorModes(graph) {
+  const steps = graph.costSteps();
+  return COLOR_MODES.filter(([m]) => (m === "compute-time" ? steps.length > 0
+    : m === "memory" ? steps.some((st) => st.memory) : true));
+}
 
 class UI {
-  constructor(app, root) {
+  // `shell` (a page of several graphs): { picker, key, signal } — the graph picker to show in
+  // the toolbar, this graph's key in the URL, and the signal that ends this view's listeners.
+  constructor(app, root, shell = {}) {
     this.app = app;
     app.ui = this;
     this.root = root;
+    this.shell = shell;
+    this.signal = shell.signal;
     this.hashTimer = 0;
     this.restoring = false;
     this.build();
@@ -34,10 +46,20 @@ class UI {
     this.search.addEventListener("input", () => this.updateCompletions());
     this.search.addEventListener("keydown", (ev) => this.searchKey(ev));
     this.search.addEventListener("blur", () => setTimeout(() => this.hideCompletions(), 150));
+    this.modes = colorModes(app.g);
     this.colorSelect = h("select", { title: "colour nodes by", "aria-label": "colour by",
-      onchange: () => app.setColorBy(this.colorSelect.value) },
-    COLOR_MODES.map(([v, label]) => h("option", { value: v }, label)));
+      onchange: () => {
+        app.setColorBy(this.colorSelect.value);
+        this.saveHash();
+      } },
+    this.modes.map(([v, label]) => h("option", { value: v }, label)));
     this.colorSelect.value = app.colorBy;
+    const steps = app.g.costSteps();
+    this.stepSelect = h("select", { title: "the recorded step to show costs of",
+      "aria-label": "step", class: steps.length > 1 ? "" : "hidden",
+      onchange: () => app.setStep(+this.stepSelect.value) },
+    steps.map((st, k) => h("option", { value: String(k) }, cleanText(st.name, 60))));
+    if (app.step >= 0) this.stepSelect.value = String(app.step);
     this.controlBox = h("input", { type: "checkbox", checked: true,
       onchange: () => app.setTraceControl(this.controlBox.checked) });
     this.auxBox = h("input", { type: "checkbox", checked: app.layouts.aux,
@@ -46,7 +68,8 @@ class UI {
     this.traceOut = btn("⇣ outputs", "trace the selection's outputs (o)",
       () => this.trace("out"));
     const toolbar = h("header", { class: "toolbar" },
-      h("div", { class: "title", title: app.options.title }, cleanText(app.options.title, 80)),
+      this.shell.picker ? h("div", { class: "group" }, this.shell.picker)
+        : h("div", { class: "title", title: app.options.title }, cleanText(app.options.title, 80)),
       h("div", { class: "search" }, this.search, this.completions),
       h("div", { class: "group" },
         btn("⤢", "fit to screen (f)", () => app.fit()),
@@ -56,7 +79,8 @@ class UI {
       h("div", { class: "group" }, h("span", { class: "label" }, "trace"), this.traceIn,
         this.traceOut, h("label", { title: "follow control edges when tracing" },
           this.controlBox, " control")),
-      h("div", { class: "group" }, h("label", null, "colour ", this.colorSelect)),
+      h("div", { class: "group" }, h("label", null, "colour ", this.colorSelect),
+        this.stepSelect),
       h("div", { class: "group" }, h("label", {
         title: "move high-degree nodes (init, save, summaries …) to a side column" },
       this.auxBox, " aux. area")),
@@ -69,6 +93,7 @@ class UI {
     this.svg = app.svg;
     this.details = h("aside", { class: "details hidden", "aria-label": "details" });
     this.legend = h("div", { class: "legend" });
+    this.topops = h("nav", { class: "topops hidden", "aria-label": "top ops" });
     this.minimapCanvas = h("canvas", { class: "minimap", title: "minimap: click to move" });
     this.toast = h("div", { class: "toast hidden", role: "status" });
     this.status = h("footer", { class: "status" });
@@ -78,7 +103,8 @@ class UI {
         ["t / o", "trace inputs / outputs"], ["f", "fit to screen"], ["d", "dark theme"],
         ["double-click", "expand or collapse a group"], ["wheel / drag", "zoom / pan"]]
         .map(([k, v]) => [h("dt", null, k), h("dd", null, v)])));
-    const main = h("main", null, this.svg, this.legend, this.details, this.minimapCanvas,
+    const main = h("main", null, this.svg, this.legend, this.topops, this.details,
+      this.minimapCanvas,
       this.toast, this.help);
     this.root.replaceChildren(toolbar, main, this.status);
     this.minimap = new Minimap(app, this.minimapCanvas);
@@ -95,9 +121,15 @@ class UI {
     const app = this.app;
     if (ev.type === "draw") {
       this.legend.replaceChildren(...renderLegend(app));
+      this.topops.classList.toggle("hidden", !app.cost);
+      if (app.cost) this.topops.replaceChildren(...renderTopOps(app));
+      this.colorSelect.value = app.colorBy;
       this.minimap.schedule();
       this.updateStatus();
       if (app.selected >= 0) this.showDetails(app.selected);
+    } else if (ev.type === "step") {
+      this.stepSelect.value = String(ev.k);
+      this.saveHash();
     } else if (ev.type === "view") {
       this.minimap.schedule();
       this.saveHash();
@@ -298,12 +330,12 @@ class UI {
       drag.moved = true;
       svg.classList.add("panning");
       app.setView(app.view.k, drag.tx + dx, drag.ty + dy);
-    });
+    }, { signal: this.signal });
     window.addEventListener("pointerup", () => {
       if (drag && drag.moved) suppressClick = true;
       drag = null;
       svg.classList.remove("panning");
-    });
+    }, { signal: this.signal });
     svg.addEventListener("click", (ev) => {
       if (suppressClick) {
         suppressClick = false;
@@ -333,7 +365,7 @@ class UI {
       const i = +node.getAttribute("data-i");
       if (app.g.isGroup(i)) app.toggle(i).then(() => app.select(i));
     });
-    window.addEventListener("resize", () => this.minimap.schedule());
+    window.addEventListener("resize", () => this.minimap.schedule(), { signal: this.signal });
   }
 
   // ----------------------------------------------------------------------- keyboard
@@ -373,7 +405,7 @@ class UI {
         return;
       }
       ev.preventDefault();
-    });
+    }, { signal: this.signal });
   }
 
   // ----------------------------------------------------------------------- URL state
@@ -385,6 +417,7 @@ class UI {
     const app = this.app;
     const g = app.g;
     const p = new URLSearchParams();
+    if (this.shell.key !== undefined) p.set("graph", this.shell.key);
     const open = new Set(app.scene ? app.openGroups() : []);
     for (const x of [...open].sort((a, b) => a - b)) {
       if (!app.defaultExpanded.has(x)) p.append("x", g.name[x]);
@@ -396,6 +429,9 @@ class UI {
     if (app.trace) p.set("t", app.trace.dir);
     if (!app.traceControl) p.set("nc", "1");
     if (app.colorBy !== app.options.colorBy) p.set("color", app.colorBy);
+    if (app.step >= 0 && app.step !== app.data.costs.chosen) {
+      p.set("step", app.g.costSteps()[app.step].name);
+    }
     if (app.theme !== app.options.theme) p.set("theme", app.theme);
     if (app.layouts.aux !== app.options.aux) p.set("aux", app.layouts.aux ? "1" : "0");
     const [W, H] = app.size();
@@ -420,16 +456,22 @@ class UI {
     }, 250);
   }
 
-  async restoreHash() {
+  // Restore the view a link (or a state kept while another graph was shown) describes.
+  async restoreHash(raw = location.hash.replace(/^#/, "")) {
     const app = this.app;
     const g = app.g;
-    const raw = location.hash.replace(/^#/, "");
-    if (!raw) return false;
     const p = new URLSearchParams(raw);
+    p.delete("graph");
+    if (!p.toString()) return false;
     this.restoring = true;
     try {
+      const step = app.g.costSteps().findIndex((st) => st.name === p.get("step"));
+      if (step >= 0) {
+        app.step = step;
+        this.stepSelect.value = String(step);
+      }
       const color = p.get("color");
-      if (color && COLOR_MODES.some(([m]) => m === color)) {
+      if (color && this.modes.some(([m]) => m === color)) {
         app.colorBy = color;
         this.colorSelect.value = color;
       }
@@ -493,11 +535,58 @@ async function boot() {
   // Graphviz's worker, gzipped and base64-encoded: decoded when a layout is first needed.
   const workerData = document.getElementById("tbgraph-worker");
   engine.source = () => (workerData ? workerData.textContent.trim() : "");
+  if (data.pages) await showPages(root, data);
+  else await show(root, data);
+}
+
+// A page holding every graph of a logdir: a picker switches between them without a reload,
+// and each graph keeps its own view (its URL state) while another is shown.
+async function showPages(root, data) {
+  const pages = data.pages;
+  const saved = new Map(); // page index -> its view state, kept while another is shown
+  const linked = new URLSearchParams(location.hash.replace(/^#/, "")).get("graph");
+  let current = pages.findIndex((pg) => pg.name === linked);
+  if (current < 0) current = data.first || 0;
+  const runs = [...new Set(pages.map((pg) => pg.run))];
+  const picker = h("select", { title: "the graph to show (run · step · what was logged)",
+    "aria-label": "graph" }, runs.map((run) => h("optgroup", { label: `run ${run}` },
+    pages.map((pg, k) => [pg, k]).filter(([pg]) => pg.run === run)
+      .map(([pg, k]) => h("option", { value: String(k) }, cleanText(pg.name, 90))))));
+  let controller = null;
+  const open = async (k, state) => {
+    if (controller) {
+      saved.set(current, window.tbgraph.state());
+      controller.abort();
+    }
+    current = k;
+    picker.value = String(k);
+    controller = new AbortController();
+    const shell = { picker, key: pages[k].name, signal: controller.signal };
+    await show(root, data.graphs[pages[k].graph], shell, state);
+    const api = window.tbgraph;
+    api.pages = () => pages.map((pg) => ({ run: pg.run, name: pg.name }));
+    api.page = () => pages[current].name;
+    api.showPage = (name) => {
+      const j = pages.findIndex((pg) => pg.name === name);
+      return j < 0 ? Promise.resolve(false) : open(j, saved.get(j) || "").then(() => true);
+    };
+  };
+  picker.addEventListener("change", () => {
+    const k = +picker.value;
+    open(k, saved.get(k) || "").then(() => window.tbgraph.saveNow());
+  });
+  await open(current, location.hash.replace(/^#/, ""));
+}
+
+// Show one graph's data in `root`: build its view, restore `state` (a link's hash), and set
+// `window.tbgraph` to drive it.
+async function show(root, data, shell = {}, state = location.hash.replace(/^#/, "")) {
   const graph = new Graph(data);
   const svg = svgEl("svg", { class: "canvas", role: "img", "aria-label": "graph" });
   const app = new App(graph, data, svg);
   app.ready = false;
-  const ui = new UI(app, root);
+  const ui = new UI(app, root, shell);
+  document.title = data.options.title;
   const api = {
     ready: false,
     visibleNodes: () => app.visibleNodes(),
@@ -518,7 +607,22 @@ async function boot() {
     setColorBy: (mode) => {
       ui.colorSelect.value = mode;
       app.setColorBy(mode);
+      ui.saveHash();
     },
+    colorModes: () => ui.modes.map(([m]) => m),
+    // Recorded steps by name; choose one by name or index.
+    steps: () => graph.costSteps().map((st) => st.name),
+    step: () => (app.step >= 0 ? graph.costSteps()[app.step].name : null),
+    setStep: (which) => {
+      const k = typeof which === "number" ? which
+        : graph.costSteps().findIndex((st) => st.name === which);
+      app.setStep(k);
+      return k >= 0;
+    },
+    topOps: () => app.topOps().map((i) => graph.name[i]),
+    fills: () => (app.scene ? Object.fromEntries(app.scene.boxes.filter((b) => !b.stub)
+      .map((b) => [graph.name[b.m], app.els.boxEls[app.scene.boxes.indexOf(b)]
+        .querySelector(".shape").getAttribute("fill")])) : {}),
     setTheme: (theme) => app.setTheme(theme),
     setAux: (on) => app.setAux(!!on),
     fit: () => app.fit(),
@@ -534,6 +638,14 @@ async function boot() {
         : null;
     },
     state: () => ui.stateParams().toString(),
+    saveNow: () => {
+      const text = "#" + ui.stateParams().toString();
+      try {
+        history.replaceState(null, "", text);
+      } catch {
+        // Some embeddings (sandboxed iframes) refuse; the view still works.
+      }
+    },
     layoutStats: () => ({ ...app.layouts.stats, lastMs: app.lastLayoutMs }),
     warmUp: () => viz().then(() => true),
     setLayoutTimeout: (ms) => {
@@ -555,7 +667,7 @@ async function boot() {
   app.fit();
   let restored = false;
   try {
-    restored = await ui.restoreHash();
+    restored = await ui.restoreHash(state);
   } catch (err) {
     ui.message(`Could not restore the view from the link: ${err.message || err}`, true);
   }
@@ -564,10 +676,15 @@ async function boot() {
   api.ready = true;
   document.documentElement.setAttribute("data-ready", "true");
   for (const w of data.warnings || []) console.warn(`tbgraph: ${w}`);
-  // Compile the layout engine while the person looks, so the first expand is quick.
-  const warm = () => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true));
-  if ("requestIdleCallback" in window) requestIdleCallback(warm, { timeout: 1500 });
-  else setTimeout(warm, 200);
+  if (!warming) {
+    // Compile the layout engine while the person looks, so the first expand is quick.
+    warming = true;
+    const warm = () => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true));
+    if ("requestIdleCallback" in window) requestIdleCallback(warm, { timeout: 1500 });
+    else setTimeout(warm, 200);
+  }
 }
+
+let warming = false;
 
 boot();

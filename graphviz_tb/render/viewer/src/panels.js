@@ -2,7 +2,7 @@
 
 import { h } from "./dom.js";
 import { cleanText } from "./draw.js";
-import { colorKey, palette } from "./colors.js";
+import { colorKey, formatCost, palette } from "./colors.js";
 import { EDGE_KINDS } from "./graph.js";
 
 const LIST_LIMIT = 40;
@@ -76,6 +76,7 @@ export function renderDetails(app, i) {
       "trace outputs"));
   if (g.isGroup(i)) {
     fact("kind", g.kindName(i));
+    costFacts(app, i, fact);
     fact("ops", fmtNumber(g.nops[i]));
     fact("children", fmtNumber(g.children[i].length));
     if (g.functions[i]) fact("function", cleanText(g.functions[i]));
@@ -107,6 +108,7 @@ export function renderDetails(app, i) {
   }
   box.push(h("dl", null, facts), actions);
   for (const note of g.notes[i] || []) box.push(h("p", { class: "note" }, cleanText(note)));
+  box.push(...opCost(app, i));
   box.push(...opEdges(app, i));
   const attrs = g.attrs(i);
   const keys = Object.keys(attrs);
@@ -116,6 +118,67 @@ export function renderDetails(app, i) {
         cleanText(formatAttr(attrs[k]), 4000)))))));
   }
   return box;
+}
+
+// A group's totals in the current step: its compute time and memory, summed over its ops.
+function costFacts(app, i, fact) {
+  if (app.step < 0) return;
+  const g = app.g;
+  const step = g.costSteps()[app.step];
+  const time = g.costTotals(app.step, "time")[i];
+  fact("compute time", Number.isNaN(time) ? "no record" : formatCost("time", time));
+  if (step.memory) {
+    const bytes = g.costTotals(app.step, "memory")[i];
+    fact("memory", Number.isNaN(bytes) ? "no record" : formatCost("memory", bytes));
+  }
+}
+
+// What op i cost in the current step (see render/html.py costs_data for the row).
+function opCost(app, i) {
+  if (app.step < 0) return [];
+  const g = app.g;
+  const step = g.costSteps()[app.step];
+  const title = `cost · ${cleanText(step.name, 80)}`;
+  const row = g.costRow(app.step, i);
+  if (!row) return [section(title, h("p", { class: "none" }, "no record in this step"))];
+  const [, time, allocated, wall, kernel, start, runs, peak, persistent, temporary, outs] = row;
+  const t = (v) => formatCost("time", v);
+  const b = (v) => formatCost("memory", v);
+  const rows = [];
+  const fact = (k, v) => rows.push(h("dt", null, k), h("dd", null, v));
+  fact("compute time", t(time) + (time !== wall ? ` (with what it ran: ${t(wall)})` : ""));
+  if (kernel) fact("kernel", t(kernel));
+  if (start >= 0) fact("started", `${t(start)} after the step's first op`);
+  fact("runs", fmtNumber(runs));
+  if (step.memory) {
+    fact("allocated", b(allocated) + (peak ? ` · peak ${b(peak)}` : ""));
+    if (persistent) fact("persistent", b(persistent));
+    if (temporary) fact("temporary", b(temporary));
+  }
+  const parts = [section(title, h("dl", null, rows))];
+  if (outs >= 0) {
+    parts.push(section("output sizes", h("ul", { class: "list" },
+      g.costs.outputs[outs].map(([slot, dtype, shape, bytes]) => h("li", null,
+        h("span", { class: "slot" }, `${slot}`),
+        h("span", null, [dtype, shape].filter(Boolean).join(" ") || "?"),
+        h("span", { class: "shape" }, b(bytes)))))));
+  }
+  return parts;
+}
+
+// The most expensive ops of the current step, each a link to its box.
+export function renderTopOps(app) {
+  const g = app.g;
+  const metric = app.costMetric() || "time";
+  const totals = g.costTotals(app.step, metric);
+  const rows = app.topOps().map((i) => h("li", null, h("button", {
+    class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
+    onclick: () => app.ui.jumpTo(i) },
+  h("span", { class: "name" }, cleanText(g.name[i].split("/").slice(-2).join("/"), 60)),
+  h("span", { class: "value" }, formatCost(metric, totals[i])))));
+  const what = metric === "memory" ? "memory" : "compute time";
+  return [h("h3", null, `top ops by ${what}`),
+    rows.length ? h("ol", null, rows) : h("p", { class: "none" }, "nothing recorded")];
 }
 
 function opEdges(app, i) {
@@ -203,8 +266,10 @@ function groupEdges(app, i) {
 
 // ------------------------------------------------------------------------- legend
 
+const COST_TITLES = { "compute-time": "colour = compute time, by rank",
+  memory: "colour = memory, by rank" };
 const TITLES = { structure: "same colour = same structure", op: "colour = op type",
-  device: "colour = device", dtype: "colour = dtype", none: "edges" };
+  device: "colour = device", dtype: "colour = dtype", none: "edges", ...COST_TITLES };
 
 export function renderLegend(app) {
   const g = app.g;
@@ -215,7 +280,15 @@ export function renderLegend(app) {
     sw.style.background = color;
     return h("li", null, sw, cleanText(text, 40));
   };
-  if (app.scene && mode !== "none") {
+  if (app.cost) {
+    const { scale, metric, colors } = app.cost;
+    for (const [k, lo, hi] of scale.ranges().reverse()) {
+      const text = lo === hi ? formatCost(metric, lo)
+        : `${formatCost(metric, lo)} – ${formatCost(metric, hi)}`;
+      rows.push(swatchRow(colors[app.theme][k], text));
+    }
+    rows.push(swatchRow(app.unique[app.theme], "no record"));
+  } else if (app.scene && mode !== "none" && !(mode in COST_TITLES)) {
     const keys = new Set();
     for (const b of app.scene.boxes) {
       if (b.stub) continue;

@@ -1,0 +1,124 @@
+"""Costs in the interactive viewer, driven in real headless Chromium: colour by compute time
+and memory, the step picker, the details panel and the "top ops" list, on run metadata
+TensorFlow recorded (see the ``costs_tf1`` fixture)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from svgparse import fill_of, node_groups, parse
+from test_html import Page, _bundle_or_fail
+
+import graphviz_tb
+from graphviz_tb.render.dot import COST_COLORS
+from graphviz_tb.structure import UNIQUE_COLOR
+
+pytestmark = [pytest.mark.browser, pytest.mark.tensorflow, pytest.mark.dot]
+
+_REAL_DEVICE = re.compile(r"device:[^:/]+:\d+$")
+
+
+@pytest.fixture(scope="module")
+def page_file(costs_tf1: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _bundle_or_fail()
+    out = tmp_path_factory.mktemp("costs_html") / "costs.html"
+    graphviz_tb.load(costs_tf1["logdir"]).render(out)
+    return out
+
+
+@pytest.fixture
+def page(browser: Any, page_file: Path) -> Any:
+    opened = Page(browser, page_file)
+    yield opened
+    opened.close()
+
+
+def _wall(run_metadata: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for dev in run_metadata.step_stats.dev_stats:
+        if _REAL_DEVICE.search(dev.device):
+            for s in dev.node_stats:
+                out[s.node_name] = out.get(s.node_name, 0) + (
+                    s.all_end_rel_nanos or s.all_end_rel_micros * 1000)
+    return out
+
+
+def test_colour_by_compute_time_matches_the_static_picture(page: Page,
+                                                           costs_tf1: dict[str, Any]) -> None:
+    api = "window.tbgraph"
+    assert page.js(f"{api}.colorModes()")[-3:] == ["compute-time", "memory", "none"]
+    steps = page.js(f"{api}.steps()")
+    assert [s.rsplit(" · ", 1)[-1] for s in steps] == ["forward", "train"]
+    assert page.js(f"{api}.step()") == steps[1], "the latest step is shown first"
+    assert page.is_hidden_top_ops()
+    page.js(f"{api}.setColorBy('compute-time')")
+    fills = page.js(f"{api}.fills()")
+    graph = graphviz_tb.load(costs_tf1["logdir"])
+    static = node_groups(parse(graph.render(color_by="compute-time")))
+    assert fills and {n: f.lower() for n, f in fills.items()} == {
+        n: fill_of(g).lower() for n, g in static.items() if n in fills}
+    assert COST_COLORS["light"][-1] in fills.values()
+    assert page.js("document.querySelector('.legend h3').textContent") == \
+        "colour = compute time, by rank"
+
+
+def test_top_ops_are_sorted_by_cost_and_jump_to_the_node(page: Page,
+                                                         costs_tf1: dict[str, Any]) -> None:
+    page.js("window.tbgraph.setColorBy('compute-time')")
+    names = set(graphviz_tb.load(costs_tf1["logdir"]).model.graph)
+    truth = {n: t for n, t in _wall(costs_tf1["metadata"]["train"]).items() if n in names}
+    top = page.js("window.tbgraph.topOps()")
+    assert top[0] == max(truth, key=truth.__getitem__)
+    assert [truth[n] for n in top] == sorted((truth[n] for n in top), reverse=True)
+    rows = page.page.locator(".topops li button")
+    assert rows.count() == len(top)
+    assert rows.nth(0).get_attribute("data-name") == top[0]
+    assert top[0] not in page.visible(), "the hottest op starts inside a collapsed group"
+    rows.nth(0).click()
+    page.wait(f"window.tbgraph.visibleNodes().includes({top[0]!r})")
+    page.wait("!document.querySelector('.details').classList.contains('hidden')")
+    details = page.js("document.querySelector('.details').textContent")
+    assert top[0] in details and "compute time" in details and "allocated" in details
+    assert "s=" + top[0].replace("/", "%2F") in page.wait(
+        "window.tbgraph.state().includes('s=') && window.tbgraph.state()")
+
+
+def test_the_step_picker_switches_costs_and_the_link_keeps_it(page: Page, browser: Any,
+                                                              page_file: Path) -> None:
+    api = "window.tbgraph"
+    page.js(f"{api}.setColorBy('compute-time')")
+    assert page.js(f"{api}.fills()")["gradients"].lower() != UNIQUE_COLOR["light"]
+    picker = page.page.locator("select[aria-label=step]")
+    assert picker.is_visible()
+    picker.select_option(index=0)  # the forward step, which ran no gradient
+    assert page.js(f"{api}.step()").endswith("forward")
+    assert page.js(f"{api}.fills()")["gradients"].lower() == UNIQUE_COLOR["light"]
+    page.js(f"{api}.setColorBy('memory')")
+    state = page.wait(f"{api}.state().includes('step=') && {api}.state()")
+    assert "color=memory" in state
+    again = Page(browser, page_file, "#" + state)
+    try:
+        assert again.js(f"{api}.step()").endswith("forward")
+        assert again.js("document.querySelector('select[aria-label=step]').value") == "0"
+        assert again.js("document.querySelector('.legend h3').textContent") == \
+            "colour = memory, by rank"
+        assert not again.is_hidden_top_ops()
+    finally:
+        again.close()
+
+
+def test_a_page_without_costs_offers_no_cost_mode(browser: Any, tmp_path: Path) -> None:
+    _bundle_or_fail()
+    sample = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
+    out = tmp_path / "plain.html"
+    graphviz_tb.load(sample).render(out)
+    plain = Page(browser, out)
+    try:
+        assert "compute-time" not in plain.js("window.tbgraph.colorModes()")
+        assert plain.js("window.tbgraph.steps()") == []
+        assert not plain.page.locator("select[aria-label=step]").is_visible()
+    finally:
+        plain.close()
