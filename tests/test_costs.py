@@ -131,7 +131,7 @@ def test_memory_colours_by_allocated_bytes(costs_tf1: dict[str, Any], tmp_path: 
 
 def test_run_metadata_picks_the_step(costs_tf1: dict[str, Any], tmp_path: Path) -> None:
     """The forward step never ran the gradients: with it, their boxes have no record."""
-    args = ["render", str(costs_tf1["logdir"]), "--color-by", "compute-time"]
+    args = ["render", str(costs_tf1["logdir"]), "--color-by", "compute-time", "--depth", "1"]
     forward = node_groups(_render([*args, "--run-metadata", "forward"], tmp_path / "f.svg"),
                           "group")
     train = node_groups(_render([*args, "--run-metadata", "train"], tmp_path / "t.svg"),
