@@ -8,7 +8,7 @@ The public surface is exactly ``__all__``; everything else is internal.
 """
 
 
-from .api import Graph, load
+from .api import Diff, Graph, diff, load
 from .errors import (
     CorruptRecordError,
     ExecutableNotFound,
@@ -25,6 +25,7 @@ from .version import __version__
 
 __all__ = [
     "CorruptRecordError",
+    "Diff",
     "ExecutableNotFound",
     "Graph",
     "GraphvizTbError",
@@ -36,6 +37,7 @@ __all__ = [
     "SelectionError",
     "TensorFlowRequired",
     "__version__",
+    "diff",
     "load",
     "set_display",
 ]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .model import GraphModel
     from .readers.base import Discovery, GraphSource
 
-__all__ = ["Graph", "load"]
+__all__ = ["Diff", "Graph", "diff", "load"]
 
 
 class Graph:
@@ -408,3 +408,80 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
                         where=f"{discovery.path} ({chosen.name})"
                         if len(discovery.graphs) > 1 else str(discovery.path))
     return Graph(model, discovery, index, options)
+
+
+class Diff:
+    """What changed between two loaded graphs (see :mod:`graphviz_tb.graphdiff`).
+
+    Attributes
+    ----------
+    result:
+        The match and the classes: ``added``, ``removed``, ``changed``, ``renamed`` ops and
+        ``edges_added``/``edges_removed`` (a :class:`graphviz_tb.graphdiff.GraphDiff`).
+    graph:
+        One :class:`Graph` holding both versions, each op and edge marked with what happened
+        to it: what :meth:`render` draws.
+    """
+
+    def __init__(self, old: Graph, new: Graph) -> None:
+        from .graphdiff import diff_models  # imported when used, as every stage here
+
+        self.old, self.new = old, new
+        self.result = diff_models(old.model, new.model)
+        self.graph = Graph(self.result.merged(), new.discovery, new.index)
+
+    @property
+    def equal(self) -> bool:
+        """No op or edge added, removed or changed (renames alone leave graphs equal)."""
+        return self.result.equal
+
+    def summary(self) -> list[str]:
+        """The changes in a few sentences, for a terminal or a pull request."""
+        return self.result.summary_lines()
+
+    def groups(self, options: RenderOptions | None = None) -> list[dict[str, Any]]:
+        """Every scope and function body holding a change, with its counts, by name."""
+        from .hierarchy import Group  # imported when used, as every stage here
+        from .view import DiffTally
+
+        h = self.graph.hierarchy(options or RenderOptions(color_by="diff"))
+        tally = DiffTally(h)
+        out = []
+        for g in h.all_groups():
+            if isinstance(g, Group) and g.kind in ("scope", "function"):
+                counts = tally(g)
+                if counts["added"] + counts["removed"] + counts["changed"]:
+                    out.append({"name": g.name, "added": counts["added"],
+                                "removed": counts["removed"], "changed": counts["changed"]})
+        return sorted(out, key=lambda row: row["name"])
+
+    def to_json(self) -> dict[str, Any]:
+        """Every change, with both names: the JSON of ``tbgraph diff --json``."""
+        return self.result.to_json(self.groups())
+
+    def render(self, path: str | os.PathLike[str] | None = None, *, format: str | None = None,
+               options: RenderOptions | None = None,
+               progress: Callable[[int, int], None] | None = None,
+               **kwargs: Any) -> str | bytes | None:
+        """Draw both versions as one graph (as :meth:`Graph.render`), coloured by what
+        happened: added green, removed red (dashed), changed amber, unchanged grey.  The
+        default view opens the groups that hold changes."""
+        options = replace(options or RenderOptions(color_by="diff"), **kwargs) if kwargs \
+            else (options or RenderOptions(color_by="diff"))
+        return self.graph.render(path, format=format, options=options, progress=progress)
+
+
+def diff(old: Any, new: Any, options: LoadOptions | None = None, **kwargs: Any) -> Diff:
+    """Compare two graphs: paths or live objects, as :func:`load` takes, or loaded
+    :class:`Graph` objects.
+
+    Examples
+    --------
+    >>> import graphviz_tb
+    >>> d = graphviz_tb.diff("old.pb", "new.pb")  # doctest: +SKIP
+    >>> d.equal, d.summary()[0]  # doctest: +SKIP
+    (False, 'ops: 7 added, 0 removed, 0 changed, 6 renamed; edges: 0 added, 0 removed')
+    >>> d.render("diff.svg")  # doctest: +SKIP
+    """
+    graphs = [g if isinstance(g, Graph) else load(g, options, **kwargs) for g in (old, new)]
+    return Diff(*graphs)

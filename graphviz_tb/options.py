@@ -14,7 +14,7 @@ __all__ = ["COLOR_BY", "COST_MODES", "RANKDIRS", "LoadOptions", "RenderOptions",
 RANKDIRS = ("BT", "TB", "LR", "RL")
 #: Colourings by what ops cost when they ran (run metadata or a profiler capture).
 COST_MODES = ("compute-time", "memory")
-COLOR_BY = ("structure", "op", "device", "dtype", *COST_MODES, "none")
+COLOR_BY = ("structure", "op", "device", "dtype", *COST_MODES, "diff", "none")
 
 
 @dataclass(frozen=True)

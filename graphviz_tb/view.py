@@ -15,6 +15,8 @@ from __future__ import annotations
 import fnmatch
 import heapq
 import re
+from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .auxiliary import is_bookkeeping
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
     from .options import RenderOptions
 
-__all__ = ["View", "auto_open", "choose_view", "expanded_groups", "focus_members"]
+__all__ = ["DiffTally", "View", "auto_open", "choose_view", "expanded_groups", "focus_members"]
 
 #: Fewer visible boxes than this is not yet an overview: the biggest group that fits opens.
 OVERVIEW_MIN = 12
@@ -50,7 +52,8 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
     opened: set[Group] = {h.root}
     depth = options.depth if options.depth is not None else 1
     if options.depth is None and not (options.expand_all or options.expand):
-        opened = auto_open(h, options.budget)
+        tally = DiffTally(h) if options.color_by == "diff" else None
+        opened = auto_open(h, options.budget, tally.changes if tally else None)
     elif options.expand_all or options.expand or focus_ops:
         for group in h.all_groups():
             if group is h.root:
@@ -77,33 +80,83 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
 
 
 
-def auto_open(h: Hierarchy, budget: int) -> set[Group]:
+class DiffTally:
+    """What changed below each member of a merged diff model (:mod:`graphviz_tb.graphdiff`): how
+    many of its ops were added, removed, changed or left unchanged (counted once a member)."""
+
+    def __init__(self, h: Hierarchy) -> None:
+        self.h = h
+        self._counts: dict[Member, Counter[str]] = {}
+
+    def __call__(self, m: Member) -> Counter[str]:
+        found = self._counts.get(m)
+        if found is None:
+            nodes = self.h.model.graph._node
+            ops = [m] if isinstance(m, OpNode) else [x for x in m.walk()  # type: ignore[union-attr]
+                                                      if isinstance(x, OpNode)]
+            found = self._counts[m] = Counter(nodes[o.name].get("diff", "unchanged")
+                                              for o in ops if o.role == "op")
+        return found
+
+    def changes(self, m: Member) -> int:
+        """How many of its ops were added, removed or changed."""
+        counts = self(m)
+        return counts["added"] + counts["removed"] + counts["changed"]
+
+    def status(self, m: Member) -> str:
+        """One word for a box: what all its ops share, else ``changed`` if any changed."""
+        counts = self(m)
+        moved = {s for s in ("added", "removed", "changed") if counts[s]}
+        if not moved:
+            return "unchanged"
+        if len(counts) == 1:
+            return next(iter(counts))
+        return "changed"
+
+    def note(self, m: Member) -> str | None:
+        """``+3 −1 ~2`` for a collapsed group holding changes (its second line)."""
+        if isinstance(m, OpNode):
+            return None
+        counts = self(m)
+        parts = [f"{sign}{counts[s]}" for sign, s in (("+", "added"), ("−", "removed"),
+                                                      ("~", "changed")) if counts[s]]
+        return " ".join(parts) or None
+
+
+def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None = None
+              ) -> set[Group]:
     """The groups a first picture opens by itself, biggest first (by op count).
 
     A group opens when the picture stays within ``budget`` boxes with it open, and either it
     holds more than half of all ops (one box holding most of the graph teaches nothing) or
     the picture is not yet an overview (fewer than :data:`OVERVIEW_MIN` boxes).  Bookkeeping
     groups (``save``, ``init``, summaries) never open by themselves, nor groups deeper than
-    :data:`AUTO_DEPTH`.  Only the children of
-    groups met on the way are read, so the tree below stays unsettled.
+    :data:`AUTO_DEPTH`.  Only the children of groups met on the way are read, so the tree
+    below stays unsettled.
+
+    With ``weight`` (a diff: how many changed ops a group holds), groups open by that weight
+    instead, every one that holds any and fits, so nothing must be opened to find a change.
     """
     opened = {h.root}
     total = max(1, h.root.op_count)
     visible = len(h.root.children)
     queue: list[tuple[int, str, Group]] = []
+    measure = weight or (lambda g: g.op_count)
 
     def offer(group: Group) -> None:
         if group.depth >= AUTO_DEPTH:
             return
         for c in group.children:
-            if isinstance(c, Group) and c.op_count > 1 and not is_bookkeeping(c.label) \
-                    and not _saves_checkpoints(c):
-                heapq.heappush(queue, (-c.op_count, c.name, c))
+            if isinstance(c, Group) and c.op_count > 1 and (weight is not None or (
+                    not is_bookkeeping(c.label) and not _saves_checkpoints(c))):
+                size = measure(c)
+                if size > 0:
+                    heapq.heappush(queue, (-size, c.name, c))
 
     offer(h.root)
     while queue:
         _, _, g = heapq.heappop(queue)
-        if 2 * g.op_count <= total and visible >= OVERVIEW_MIN:
+        if weight is None and 2 * g.op_count <= total and visible >= OVERVIEW_MIN:
             break  # what is left is small, and the picture is an overview already
         grown = visible - 1 + len(g.children)
         if grown > budget:

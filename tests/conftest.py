@@ -465,3 +465,66 @@ def keras_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                                      profile_batch=1)])
     keras.backend.clear_session()
     return logdir
+
+
+@pytest.fixture(scope="session")
+def diff_pairs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """Pairs of graphs TensorFlow made, (old, new), each differing in one way: a Dense layer
+    inserted (Keras renumbers the layers after it), a Conv2D's padding, a control dependency
+    dropped, a placeholder's shape, an activation swapped; and one model traced twice."""
+    tf = _tf()
+    import keras
+
+    root = tmp_path_factory.mktemp("diff_pairs")
+
+    def trace(model: Any, shape: tuple[int, ...]) -> Any:
+        @tf.function
+        def serve(x: Any) -> Any:
+            return model(x, training=False)
+
+        spec = tf.TensorSpec([None, *shape], tf.float32, name="x")
+        return serve.get_concrete_function(spec).graph.as_graph_def()
+
+    def mlp(extra: bool = False, activation: str = "relu") -> Any:
+        keras.backend.clear_session()
+        layers = [keras.Input((8,)), keras.layers.Dense(16, activation=activation),
+                  keras.layers.Dense(16, activation="relu")]
+        if extra:
+            layers.append(keras.layers.Dense(16, activation="relu"))
+        layers.append(keras.layers.Dense(4))
+        return trace(keras.Sequential(layers, name="mlp"), (8,))
+
+    def cnn(padding: str) -> Any:
+        keras.backend.clear_session()
+        model = keras.Sequential([keras.Input((28, 28, 1)),
+                                  keras.layers.Conv2D(8, 3, padding=padding, name="conv"),
+                                  keras.layers.GlobalAveragePooling2D(name="gap"),
+                                  keras.layers.Dense(10, name="out")], name="cnn")
+        return trace(model, (28, 28, 1))
+
+    def tf1(control: bool, size: int = 28) -> Any:
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.compat.v1.placeholder(tf.float32, [None, size, size, 1], name="images")
+            check = tf.debugging.assert_non_negative(x, name="check")
+            with tf.control_dependencies([check] if control else []):
+                y = tf.identity(x, name="checked")
+            tf.reduce_mean(tf.nn.relu(y), name="mean")
+        return graph.as_graph_def(add_shapes=True)
+
+    made = {
+        "inserted_dense": (mlp(), mlp(extra=True)),
+        "padding": (cnn("same"), cnn("valid")),
+        "control": (tf1(True), tf1(False)),
+        "input_shape": (tf1(True), tf1(True, size=32)),
+        "activation": (mlp(activation="relu"), mlp(activation="tanh")),
+        "identical": (mlp(), mlp()),
+    }
+    keras.backend.clear_session()
+    out = {}
+    for name, (old, new) in made.items():
+        paths = (root / f"{name}_old.pb", root / f"{name}_new.pb")
+        paths[0].write_bytes(old.SerializeToString())
+        paths[1].write_bytes(new.SerializeToString())
+        out[name] = paths
+    return out

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import GraphvizTbError, printable
 from ..version import __version__
-from . import render, shapes
+from . import diff, render, shapes
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -43,6 +43,7 @@ examples:
   tbgraph shapes model.pb --input-shape images=1,28,29
                                         where pinned input shapes break (needs TensorFlow)
   tbgraph trace model.pb loss/Mean      the chain of an op's inputs, with shapes
+  tbgraph diff old.pb new.pb -o d.html  what changed between two versions (exit 1 if any)
 
 Run 'tbgraph COMMAND --help' for the options of each command.
 """
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     render.add_commands(sub)
+    diff.add_commands(sub)
     shapes.add_commands(sub)
     return parser
 

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from ..api import Graph
 
 __all__ = [
+    "INPUT_HELP",
     "Progress",
     "add_input",
+    "add_selection",
     "add_shape_arguments",
     "count",
     "input_shape",
@@ -34,10 +36,19 @@ def warn(line: str) -> None:
     print(f"tbgraph: warning: {printable(line)}", file=sys.stderr)
 
 
+#: What an input may be, for the help of every command.
+INPUT_HELP = ("a .pb/.pbtxt/.meta file, a SavedModel directory, an event file or a logdir, or a "
+              ".keras/.h5 model")
+
+
 def add_input(p: argparse.ArgumentParser) -> None:
     """The positional input and the options choosing one graph among several."""
-    p.add_argument("input", help="a .pb/.pbtxt/.meta file, a SavedModel directory, an event "
-                                 "file or a logdir, or a .keras/.h5 model")
+    p.add_argument("input", help=INPUT_HELP)
+    add_selection(p)
+
+
+def add_selection(p: argparse.ArgumentParser) -> None:
+    """The options choosing one graph among several in an input."""
     sel = p.add_argument_group("choosing a graph (logdirs and SavedModels hold several)")
     sel.add_argument("--run", help="only graphs of this run (subdirectory of the logdir)")
     sel.add_argument("--tag", help="only graphs with this summary tag")

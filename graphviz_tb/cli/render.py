@@ -14,7 +14,7 @@ from ..render import FORMATS, format_for
 from .common import Progress, add_input, add_shape_arguments, count, load_graph
 from .shapes import print_shape_failure
 
-__all__ = ["add_commands", "cmd_info", "cmd_render"]
+__all__ = ["add_commands", "add_view_arguments", "cmd_info", "cmd_render", "render_options"]
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -29,16 +29,20 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render_options(args: argparse.Namespace) -> RenderOptions:
-    return RenderOptions(
+def render_options(args: argparse.Namespace, **overrides: Any) -> RenderOptions:
+    """The :class:`RenderOptions` of the arguments :func:`add_view_arguments` added."""
+    fields = dict(
         depth=args.depth, budget=max(1, args.budget), expand=tuple(args.expand or ()),
         collapse=tuple(args.collapse or ()), expand_all=args.expand_all, focus=args.focus,
         radius=args.radius, color_by=args.color_by, series=not args.no_series,
         prefix_groups=not args.no_prefix_groups, aux=not args.no_aux,
         shapes=not args.no_shapes, dtypes=args.dtypes, rankdir=args.rankdir, theme=args.theme,
         title=args.title, legend=not args.no_legend,
-        input_shapes=tuple(args.input_shape or ()), infer_shapes=args.infer_shapes,
+        input_shapes=tuple(getattr(args, "input_shape", None) or ()),
+        infer_shapes=getattr(args, "infer_shapes", False),
     )
+    fields.update(overrides)
+    return RenderOptions(**fields)
 
 
 def default_output(source: str, fmt: str) -> str:
@@ -54,7 +58,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     """Draw the input; ``-o -`` writes to stdout."""
     fmt = format_for(args.output, args.format)
     output = args.output or default_output(args.input, fmt)
-    options = _render_options(args)
+    options = render_options(args)
     graph = load_graph(args)
     progress = Progress(f"laying out {Path(args.input).name}")
     try:
@@ -70,6 +74,45 @@ def cmd_render(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {output} ({os.path.getsize(output):,} bytes)", file=sys.stderr)
     return 0
+
+
+def add_view_arguments(p: argparse.ArgumentParser) -> None:
+    """What is shown and its style: shared by ``render`` and ``diff``."""
+    view = p.add_argument_group("what is shown")
+    view.add_argument("--depth", type=count, metavar="N",
+                      help="open groups down to depth N (1: the top level, all collapsed); "
+                           "default: open the biggest groups until the picture is an "
+                           "overview of at most --budget boxes")
+    view.add_argument("--budget", type=count, default=40, metavar="N",
+                      help="the most boxes the default view opens up to (default 40)")
+    view.add_argument("--expand", action="append", metavar="PATTERN",
+                      help="open groups whose full name matches this glob (repeatable)")
+    view.add_argument("--collapse", action="append", metavar="PATTERN",
+                      help="keep groups matching this glob closed (repeatable; wins over "
+                           "--expand)")
+    view.add_argument("--expand-all", action="store_true", help="open every group")
+    view.add_argument("--focus", metavar="NODE",
+                      help="draw only the neighbourhood of this op or group")
+    view.add_argument("--radius", type=count, default=2, metavar="K",
+                      help="with --focus: how many edges away to reach (default 2)")
+    view.add_argument("--no-series", action="store_true",
+                      help="do not fold numbered siblings (add_1 ... add_9) into series")
+    view.add_argument("--no-prefix-groups", action="store_true",
+                      help="do not split flat groups by shared name prefix (Keras 3 names)")
+    view.add_argument("--no-aux", action="store_true",
+                      help="keep high-degree nodes (init, save, summaries) in place")
+    style = p.add_argument_group("style")
+    style.add_argument("--color-by", choices=COLOR_BY, default="structure",
+                       help="fill colour: same structure (default), op type, device, dtype, "
+                            "or what each op cost when it ran (compute-time, memory: from run "
+                            "metadata or a profiler capture, see --run-metadata)")
+    style.add_argument("--no-shapes", action="store_true", help="no tensor shapes on edges")
+    style.add_argument("--dtypes", action="store_true", help="add dtypes to edge labels")
+    style.add_argument("--rankdir", choices=RANKDIRS, default="BT",
+                       help="direction: BT puts inputs at the bottom (default), TB, LR, RL")
+    style.add_argument("--theme", choices=("light", "dark"), default="light")
+    style.add_argument("--title", help="a title above the graph")
+    style.add_argument("--no-legend", action="store_true", help="leave out the legend")
 
 
 def add_commands(sub: Any) -> None:
@@ -103,40 +146,6 @@ def add_commands(sub: Any) -> None:
                      help="output file; its extension picks the format (.svg .png .pdf .dot "
                           ".html); '-' writes to stdout; default: INPUT with .svg")
     out.add_argument("--format", choices=FORMATS, help="force the output format")
-    view = render.add_argument_group("what is shown")
-    view.add_argument("--depth", type=count, metavar="N",
-                      help="open groups down to depth N (1: the top level, all collapsed); "
-                           "default: open the biggest groups until the picture is an "
-                           "overview of at most --budget boxes")
-    view.add_argument("--budget", type=count, default=40, metavar="N",
-                      help="the most boxes the default view opens up to (default 40)")
-    view.add_argument("--expand", action="append", metavar="PATTERN",
-                      help="open groups whose full name matches this glob (repeatable)")
-    view.add_argument("--collapse", action="append", metavar="PATTERN",
-                      help="keep groups matching this glob closed (repeatable; wins over "
-                           "--expand)")
-    view.add_argument("--expand-all", action="store_true", help="open every group")
-    view.add_argument("--focus", metavar="NODE",
-                      help="draw only the neighbourhood of this op or group")
-    view.add_argument("--radius", type=count, default=2, metavar="K",
-                      help="with --focus: how many edges away to reach (default 2)")
-    view.add_argument("--no-series", action="store_true",
-                      help="do not fold numbered siblings (add_1 ... add_9) into series")
-    view.add_argument("--no-prefix-groups", action="store_true",
-                      help="do not split flat groups by shared name prefix (Keras 3 names)")
-    view.add_argument("--no-aux", action="store_true",
-                      help="keep high-degree nodes (init, save, summaries) in place")
-    style = render.add_argument_group("style")
-    style.add_argument("--color-by", choices=COLOR_BY, default="structure",
-                       help="fill colour: same structure (default), op type, device, dtype, "
-                            "or what each op cost when it ran (compute-time, memory: from run "
-                            "metadata or a profiler capture, see --run-metadata)")
-    style.add_argument("--no-shapes", action="store_true", help="no tensor shapes on edges")
-    style.add_argument("--dtypes", action="store_true", help="add dtypes to edge labels")
-    style.add_argument("--rankdir", choices=RANKDIRS, default="BT",
-                       help="direction: BT puts inputs at the bottom (default), TB, LR, RL")
-    style.add_argument("--theme", choices=("light", "dark"), default="light")
-    style.add_argument("--title", help="a title above the graph")
-    style.add_argument("--no-legend", action="store_true", help="leave out the legend")
+    add_view_arguments(render)
     add_shape_arguments(render)
     render.set_defaults(func=cmd_render)

@@ -65,17 +65,21 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
         return render_html(h, options, title=title, progress=progress,
                            costs=costs).encode("utf-8")
     metric = metric_of(options.color_by)
-    totals = None
+    totals = tally = None
     if metric is not None:
         if costs is None:
             raise GraphvizTbError(f"--color-by {options.color_by} needs recorded costs (run "
                                   "metadata or a profiler capture), and there are none")
         totals = Totals(h, costs.current, metric)
-    scene = build_scene(h, options, progress=progress,
-                        notes=totals.label if totals is not None else None)
+    elif options.color_by == "diff":
+        from ..view import DiffTally  # as above
+
+        tally = DiffTally(h)
+    notes = totals.label if totals is not None else tally.note if tally is not None else None
+    scene = build_scene(h, options, progress=progress, notes=notes)
     from .dot import scene_to_dot  # as above: imported for the formats that need it
 
-    doc = scene_to_dot(h, scene, options, totals)
+    doc = scene_to_dot(h, scene, options, totals, diff=tally)
     if fmt == "dot":
         return doc.text.encode("utf-8")
     from .svg import run_neato  # as above

@@ -22,6 +22,7 @@ from ..model import CONTROL, REF
 from ..scene import Box, Scene
 from ..shapes import format_shape
 from ..structure import UNIQUE_COLOR, PictureColors, palette, templates_of
+from ..view import DiffTally
 
 if TYPE_CHECKING:
     from ..hierarchy import Hierarchy
@@ -97,10 +98,11 @@ class _Styler:
 
     def __init__(self, h: Hierarchy, options: RenderOptions,
                  structure: PictureColors | None = None, totals: Totals | None = None,
-                 scale: Scale | None = None) -> None:
+                 scale: Scale | None = None, diff: DiffTally | None = None) -> None:
         self.h, self.options, self.theme = h, options, THEMES[options.theme]
         self.structure = structure
         self.totals, self.scale = totals, scale
+        self.diff = diff
         self._keys: dict[str, str] = {}
 
     def key_color(self, key: str) -> str:
@@ -144,6 +146,9 @@ class _Styler:
         mode = self.options.color_by
         if self.totals is not None:
             return self.cost_fill(m, expanded)
+        if self.diff is not None:
+            status = "unchanged" if expanded else self.diff.status(m)
+            return DIFF_COLORS[self.options.theme][status]
         if isinstance(m, Group):
             if self.structure is not None:
                 return self.structure.color(m, self.options.theme)
@@ -151,6 +156,34 @@ class _Styler:
             return self.key_color(key) if key else UNIQUE_COLOR[self.options.theme]
         key = self.member_key(m) if mode not in ("structure", "none") else None
         return self.key_color(key) if key else self.theme["op"]
+
+
+#: Fills of a diff's boxes by status: added green, removed red, changed amber, the rest grey.
+DIFF_COLORS = {
+    "light": {"added": "#b5e3a7", "removed": "#f2aeae", "changed": "#f6d488",
+              "unchanged": "#eeeeee"},
+    "dark": {"added": "#2f6b2a", "removed": "#7a2f2f", "changed": "#7a5f1f",
+             "unchanged": "#34363a"},
+}
+#: Lines of added and removed edges in a diff.
+DIFF_LINES = {"light": {"added": "#3f9a2f", "removed": "#c62828"},
+              "dark": {"added": "#7ccf6b", "removed": "#ef5350"}}
+
+
+def _diff_lines(h: Hierarchy, m: Member, diff: DiffTally) -> list[str]:
+    """What a diff's tooltip says of a box: its counts, or an op's old name and changes."""
+    if not isinstance(m, OpNode):
+        counts = diff(m)
+        return ["diff: " + ", ".join(f"{counts[s]} {s}" for s in
+                                     ("added", "removed", "changed", "unchanged") if counts[s])]
+    data = h.model.graph.nodes[m.name]
+    status = data.get("diff", "unchanged")
+    lines = [f"diff: {status}"]
+    old = data.get("diff_old")
+    if old and old != m.name and status != "removed":
+        lines.append(f"was: {clean_text(old, 200)}")
+    lines.extend(clean_text(w, 300) for w in data.get("diff_what", ())[:12])
+    return lines
 
 
 def _sample_ops(g: Group, limit: int = 200) -> list[OpNode]:
@@ -258,13 +291,19 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     elif options.color_by in ("op", "device", "dtype"):
         for key, color in list(styler._keys.items())[:14]:
             rows.append(_legend_row(color, clean_text(key, 32)))
+    elif styler.diff is not None:
+        counts = styler.diff(styler.h.root)
+        for status in ("added", "removed", "changed", "unchanged"):
+            rows.append(_legend_row(DIFF_COLORS[options.theme][status],
+                                    f"{status}: {counts[status]:,} ops"))
     rows.append("<TR><TD>──▶</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>╌╌▶</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
     rows.append("<TR><TD>══▶</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
     title = {"structure": "same colour = same structure", "op": "colour = op type",
              "device": "colour = device", "dtype": "colour = dtype",
              "compute-time": "colour = compute time, by rank",
-             "memory": "colour = memory, by rank", "none": "edges"}[options.color_by]
+             "memory": "colour = memory, by rank", "diff": "what changed",
+             "none": "edges"}[options.color_by]
     table = (f"<<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"2\" CELLPADDING=\"1\">"
              f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"
              f"{''.join(rows)}</TABLE>>")
@@ -287,6 +326,13 @@ def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
             f"tooltip={_esc(tip)}, id=\"{node_id}\"];")
 
 
+def _edge_diff(h: Hierarchy, agg: AggEdge) -> str | None:
+    """``added`` or ``removed`` when every model edge an aggregated edge stands for is."""
+    edges = h.model.graph.edges
+    seen = {edges[e].get("diff", "unchanged") for e in agg.edges}
+    return next(iter(seen)) if len(seen) == 1 and seen <= {"added", "removed"} else None
+
+
 def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
     """Does the edge carry an input of an op where shape inference failed (drawn red)?"""
     edges = h.model.graph.edges
@@ -294,10 +340,12 @@ def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
 
 
 def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
-                 totals: Totals | None = None) -> DotDocument:
+                 totals: Totals | None = None, *, diff: DiffTally | None = None
+                 ) -> DotDocument:
     """Write the scene as a positioned DOT document (render with ``neato -n2``).
 
-    ``totals`` are the members' costs when colouring by compute time or memory.
+    ``totals`` are the members' costs when colouring by compute time or memory; ``diff``
+    what changed below each member, when drawing a diff (``color_by="diff"``).
     """
     theme = THEMES[options.theme]
     structure = scale = None
@@ -307,7 +355,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
     elif options.color_by == "structure":
         structure = templates_of(h).picture(b.member for b in scene.boxes
                                         if isinstance(b.member, Group))
-    styler = _Styler(h, options, structure, totals, scale)
+    styler = _Styler(h, options, structure, totals, scale, diff)
     if options.color_by in ("op", "device", "dtype"):
         styler.prime([k for b in scene.boxes if (k := styler.member_key(b.member))])
     margin = 8.0
@@ -352,6 +400,11 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
             style.append("rounded")
             if box.expanded:
                 fill = fill + "55"
+        tip = _tooltip(h, m, totals)
+        if diff is not None:
+            tip += _diff_lines(h, m, diff)
+            if not box.expanded and diff.status(m) == "removed":
+                style.append("dashed")  # what only the old graph has: a dashed outline
         attrs = [
             f"pos=\"{box.x:.2f},{box.y:.2f}!\"",
             f"width={box.w / PT:.3f}",
@@ -361,7 +414,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
             f"fillcolor=\"{fill}\"",
             f"label={_node_label(m, box.lines, box.expanded, second)}",
             f"class=\"{_classes(m, box.expanded, h)}{' aux' if box.aux else ''}\"",
-            f"tooltip={_esc_multiline(_tooltip(h, m, totals))}",
+            f"tooltip={_esc_multiline(tip)}",
             f"id=\"{node_id}\"",
         ]
         if box.expanded:
@@ -401,6 +454,12 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         attrs = [f"pos=\"{pos}\"", f"style={style}", f"class=\"{kind}"
                  + (" back" if agg.back else "") + (" shape-error" if error else "") + "\"",
                  f"id=\"e{j}\""]
+        moved = _edge_diff(h, agg) if diff is not None else None
+        if moved is not None:  # an edge only the old graph or only the new one has
+            line = DIFF_LINES[options.theme][moved]
+            attrs[2] = attrs[2][:-1] + f" diff-{moved}\""
+            if kind != REF:
+                attrs.append(f"color=\"{line}\"")
         if kind == REF:  # a double line: the variable itself flows in and is changed
             attrs.append(f"color=\"{line}:{theme['bg']}:{line}\"")
         elif kind != CONTROL:

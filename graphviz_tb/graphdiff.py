@@ -113,8 +113,9 @@ class GraphDiff:
             renamed = f" ({len(self.renamed)} ops renamed)" if self.renamed else ""
             return [f"the graphs are equal{renamed}"]
         lines = [_count_line(self)]
-        for verb, names in (("added", self.added), ("removed", self.removed)):
-            for scope, n in _by_scope(names)[:limit]:
+        for verb, names, side in (("added", self.added, self.new),
+                                  ("removed", self.removed, self.old)):
+            for scope, n in _by_scope(names, side)[:limit]:
                 where = f" under {scope}" if scope else " at the top level"
                 lines.append(f"{n} op{'s' if n != 1 else ''} {verb}{where}")
         for c in self.changed[:limit]:
@@ -140,10 +141,28 @@ def _count_line(d: GraphDiff) -> str:
     return "ops: " + ", ".join(parts) + edges
 
 
-def _by_scope(names: list[str]) -> list[tuple[str, int]]:
-    """Names counted by their scope, most first."""
-    counts = Counter(n.rpartition("/")[0] for n in names)
+def _by_scope(names: list[str], side: GraphModel) -> list[tuple[str, int]]:
+    """Names counted by the widest scope all of whose ops they are (a whole inserted layer
+    reads as one), else by their own scope; most first."""
+    chosen = set(names)
+    total: Counter[str] = Counter()
+    hit: Counter[str] = Counter()
+    for name in side.graph:
+        for scope in _scopes(name):
+            total[scope] += 1
+            hit[scope] += name in chosen
+    counts: Counter[str] = Counter()
+    for name in names:
+        scopes = _scopes(name)
+        whole = next((s for s in scopes if hit[s] == total[s]), None)
+        counts[whole if whole is not None else name.rpartition("/")[0]] += 1
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _scopes(name: str) -> list[str]:
+    """The scopes holding a name, outermost first (``a/b/c`` -> ``a``, ``a/b``)."""
+    parts = name.split("/")
+    return ["/".join(parts[:k]) for k in range(1, len(parts))]
 
 
 # --------------------------------------------------------------------------- one side
@@ -478,6 +497,29 @@ def _edge_changes(a: _Side, b: _Side, pairs: dict[str, str]
 # --------------------------------------------------------------------------- merging
 
 
+def _removed_name(name: str, taken: set[str], scopes: set[str], gone: set[str]) -> str:
+    """Where a removed op goes in the merged model.  Under its widest scope that was removed
+    whole (``gone``), if the new graph has a scope of that name (the layer now holding the
+    old layer's number), renamed ``scope (removed)``, so a removed layer stays one group of
+    its own; else its own name when free; else ``name (removed)``."""
+    for scope in _scopes(name):
+        if scope in scopes and scope in gone:
+            return f"{scope} (removed){name[len(scope):]}"
+    return name if name not in taken else f"{name} (removed)"
+
+
+def _removed_scopes(d: GraphDiff) -> set[str]:
+    """The old graph's scopes every op of which was removed."""
+    removed = set(d.removed)
+    total: Counter[str] = Counter()
+    hit: Counter[str] = Counter()
+    for name in d.old.graph:
+        for scope in _scopes(name):
+            total[scope] += 1
+            hit[scope] += name in removed
+    return {scope for scope, n in total.items() if hit[scope] == n}
+
+
 def _merge(d: GraphDiff) -> GraphModel:
     g = nx.MultiDiGraph()
     new, old = d.new, d.old
@@ -488,8 +530,11 @@ def _merge(d: GraphDiff) -> GraphModel:
         g.add_node(name, **{**data, "diff": status[name], "diff_what": what.get(name, []),
                             "diff_old": back.get(name)})
     place: dict[str, str] = {o: n for o, n in d.pairs.items()}
+    taken = set(new.graph)
+    scopes = {s for n in taken for s in _scopes(n)}
+    gone = _removed_scopes(d)
     for name in d.removed:
-        merged = name if name not in g else f"{name} (removed)"
+        merged = _removed_name(name, taken, scopes, gone)
         k = 2
         while merged in g:
             merged, k = f"{name} (removed {k})", k + 1

@@ -1,0 +1,164 @@
+"""``tbgraph diff``: what changed between two versions of a model.
+
+Every pair is made by TensorFlow (see the ``diff_pairs`` fixture): the same model before and
+after one change a person makes in a pull request.  The tests read the diff as a script does
+(JSON, exit status) and as a person does (the summary, the merged picture's colours and
+legend, parsed from the SVG).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from picture import check_picture, read_svg
+from svgparse import classes, fill_of, node_groups, parse
+
+import graphviz_tb
+from graphviz_tb.render.dot import DIFF_COLORS
+
+pytestmark = [pytest.mark.tensorflow, pytest.mark.dot]
+
+
+def _diff(pairs: dict[str, tuple[Path, Path]], name: str) -> graphviz_tb.Diff:
+    return graphviz_tb.diff(*pairs[name])
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "graphviz_tb", "diff", *args],
+                          capture_output=True, text=True, check=False)
+
+
+def test_an_inserted_layer_reads_as_one_layer_inserted(diff_pairs: dict) -> None:
+    """Keras renumbers every layer after the inserted one (dense_2 becomes dense_3): that is
+    one layer added and the rest renamed, nothing changed."""
+    d = _diff(diff_pairs, "inserted_dense")
+    r = d.result
+    assert r.changed == [] and r.removed == [] and r.edges_added == r.edges_removed == []
+    layers = {re.sub(r"_\d+$", "", n.split("/")[1]) for n in r.added}
+    assert len(layers) == 1 and len(r.added) >= 5, r.added  # one Dense layer's ops
+    assert r.renamed and all(re.sub(r"dense_(\d+)", lambda m: str(int(m.group(1)) + 1), o)
+                             .replace("dense_", "") == n.replace("dense_", "")
+                             or "dense" in o for o, n in r.renamed)
+    assert d.summary()[1].startswith(f"{len(r.added)} ops added under ")
+
+
+def test_a_changed_padding_is_one_attribute_of_one_op(diff_pairs: dict) -> None:
+    r = _diff(diff_pairs, "padding").result
+    assert [c.what for c in r.changed] == [["attr padding: SAME -> VALID"]]
+    assert r.changed[0].old == r.changed[0].new and r.changed[0].new.endswith("convolution")
+    assert r.added == r.removed == []
+
+
+def test_a_removed_control_dependency(diff_pairs: dict) -> None:
+    r = _diff(diff_pairs, "control").result
+    assert [c.new for c in r.changed] == ["checked"]
+    assert r.changed[0].what[0].startswith("control input ^check/") and \
+        r.changed[0].what[0].endswith(" removed")
+    assert [(v, k) for _, v, k in r.edges_removed] == [("checked", "control")]
+
+
+def test_a_changed_input_shape(diff_pairs: dict) -> None:
+    r = _diff(diff_pairs, "input_shape").result
+    images = next(c for c in r.changed if c.new == "images")
+    assert "attr shape: [None, 28, 28, 1] -> [None, 32, 32, 1]" in images.what
+    # The recorded output shapes after it changed too, and say so.
+    assert any(w.startswith("output: float32 ?×28×28×1 -> float32 ?×32×32×1")
+               for c in r.changed for w in c.what)
+
+
+def test_a_swapped_activation(diff_pairs: dict) -> None:
+    r = _diff(diff_pairs, "activation").result
+    assert [(c.old.rsplit("/", 1)[-1], c.new.rsplit("/", 1)[-1], c.what) for c in r.changed] \
+        == [("Relu", "Tanh", ["op: Relu -> Tanh"])]
+
+
+def test_two_traces_of_one_model_are_equal(diff_pairs: dict) -> None:
+    """Traced twice, the function and captured-variable names carry other numbers."""
+    d = _diff(diff_pairs, "identical")
+    assert d.equal
+    proc = _cli(*map(str, diff_pairs["identical"]), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["equal"] is True
+    assert data["ops"] == {"added": [], "removed": [], "changed": [], "renamed": data["ops"][
+        "renamed"]} and data["groups"] == []
+
+
+def test_json_for_ci_exits_1_and_names_every_change(diff_pairs: dict) -> None:
+    proc = _cli(*map(str, diff_pairs["padding"]), "--json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["equal"] is False
+    assert set(data["ops"]) == {"added", "removed", "changed", "renamed"}
+    [changed] = data["ops"]["changed"]
+    assert changed["what"] == ["attr padding: SAME -> VALID"]
+    assert changed["old"] == changed["new"]
+    assert data["groups"] and all({"name", "added", "removed", "changed"} <= set(g)
+                                  for g in data["groups"])
+    assert any(g["changed"] == 1 and g["name"].endswith("conv_1") for g in data["groups"])
+
+
+def test_the_summary_says_what_changed_in_words(diff_pairs: dict) -> None:
+    proc = _cli(*map(str, diff_pairs["padding"]))
+    assert proc.returncode == 1
+    assert "changed cnn_1/conv_1/convolution: attr padding: SAME -> VALID" in proc.stdout
+
+
+def test_the_merged_picture_colours_what_changed(diff_pairs: dict, tmp_path: Path) -> None:
+    """Added ops green, the layer holding them open by itself; unchanged grey; the legend
+    counts them; the picture tells the truth (the oracle)."""
+    d = _diff(diff_pairs, "inserted_dense")
+    out = tmp_path / "diff.svg"
+    proc = _cli(*map(str, diff_pairs["inserted_dense"]), "-o", str(out))
+    assert proc.returncode == 1 and out.exists(), proc.stderr
+    svg = parse(out.read_text())
+    ops = node_groups(svg, "op")
+    added = {n for n in d.result.added if n in ops}
+    assert added and all(fill_of(ops[n]).lower() == DIFF_COLORS["light"]["added"]
+                         for n in added)
+    unchanged = [g for n, g in ops.items() if n not in d.result.added]
+    assert all(fill_of(g).lower() == DIFF_COLORS["light"]["unchanged"] for g in unchanged)
+    legend = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+    assert f"added: {len(d.result.added)} ops" in legend
+    assert "removed: 0 ops" in legend and "changed: 0 ops" in legend
+    # The layer that holds the additions is open without asking.
+    groups = node_groups(svg, "group")
+    layer = d.result.added[0].split("/")[0] + "/" + d.result.added[0].split("/")[1]
+    assert "expanded" in classes(groups[layer])
+    options = graphviz_tb.RenderOptions(color_by="diff")
+    pic = read_svg(out.read_text(), d.render(format="dot", options=options))
+    report = check_picture(pic, d.graph.hierarchy(options), structure=False)
+    assert report, report.summary()
+
+
+def test_removed_ops_are_drawn_dashed_and_red(diff_pairs: dict) -> None:
+    """Compared the other way round, the inserted layer is removed: red, dashed."""
+    old, new = diff_pairs["inserted_dense"]
+    d = graphviz_tb.diff(new, old)
+    svg = parse(d.render())
+    ops = node_groups(svg, "op")
+    merged = d.graph.model.graph
+    removed = [n for n, status in merged.nodes(data="diff") if status == "removed"]
+    assert len(removed) == len(d.result.removed)
+    # The layer is gone whole: it stays one group, beside the layer now holding its name.
+    assert all(re.search(r"/dense_\d+_\d+ \(removed\)/", n) for n in removed), removed
+    gone = [ops[n] for n in removed if n in ops]
+    assert gone
+    for g in gone:
+        assert fill_of(g).lower() == DIFF_COLORS["light"]["removed"]
+        outline = next(e for e in g.iter() if e.tag.endswith(("ellipse", "polygon", "path")))
+        assert outline.get("stroke-dasharray"), "a removed op has a dashed outline"
+
+
+def test_a_file_that_is_no_graph_is_one_line(tmp_path: Path, diff_pairs: dict) -> None:
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(b"not a graph")
+    proc = _cli(str(bad), str(diff_pairs["padding"][1]))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("tbgraph: error:") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
