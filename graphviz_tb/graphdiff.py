@@ -529,6 +529,11 @@ def _merge(d: GraphDiff) -> GraphModel:
     for name, data in new.graph._node.items():
         g.add_node(name, **{**data, "diff": status[name], "diff_what": what.get(name, []),
                             "diff_old": back.get(name)})
+        if name in what:  # what it was: shown beside what it is
+            before = back[name]
+            g.nodes[name]["diff_before"] = {
+                "op": old.graph.nodes[before]["op"], "device": old.graph.nodes[before]["device"],
+                "attrs": old.attrs(before)}
     place: dict[str, str] = {o: n for o, n in d.pairs.items()}
     taken = set(new.graph)
     scopes = {s for n in taken for s in _scopes(n)}

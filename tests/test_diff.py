@@ -162,3 +162,58 @@ def test_a_file_that_is_no_graph_is_one_line(tmp_path: Path, diff_pairs: dict) -
     assert proc.returncode == 1
     assert proc.stderr.startswith("tbgraph: error:") and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- the viewer
+
+
+@pytest.mark.browser
+def test_the_viewer_lists_changes_and_shows_old_beside_new(diff_pairs: dict, browser: object,
+                                                           tmp_path: Path) -> None:
+    """The page opens coloured by what changed, lists the change, and a click on it selects
+    the op, whose details put its old attributes beside its new ones; the version switch
+    hides what only the other version has; the picture tells the truth (the oracle)."""
+    from picture import DOM_SCRIPT, read_dom
+    from test_html import Page
+
+    d = _diff(diff_pairs, "padding")
+    page_path = tmp_path / "diff.html"
+    d.render(page_path)
+    page = Page(browser, page_path)
+    try:
+        api = "window.tbgraph"
+        [changed] = d.result.changed
+        assert page.js(f"{api}.changes()") == [changed.new]
+        assert page.js("document.querySelector('select[aria-label=\"colour by\"]').value") == \
+            "diff"
+        page.page.locator("nav.changes button.link").first.click()
+        page.wait(f"{api}.state().includes('s=')")
+        details = page.page.locator("aside.details").inner_text()
+        assert "attr padding: SAME -> VALID" in details
+        row = page.page.locator("table.attrs.diff tr.differs", has_text="padding")
+        assert row.count() == 1 and "SAME" in row.inner_text() and "VALID" in row.inner_text()
+        fill = page.js(f"document.querySelector('g.op[data-node=\"{changed.new}\"] .shape')"
+                       ".getAttribute('fill')")
+        assert fill.lower() == DIFF_COLORS["light"]["changed"]
+        options = graphviz_tb.RenderOptions(color_by="diff")
+        report = check_picture(read_dom(page.js(DOM_SCRIPT)), d.graph.hierarchy(options),
+                               structure=False)
+        assert report, report.summary()
+    finally:
+        page.close()
+
+    d = _diff(diff_pairs, "inserted_dense")
+    d.render(page_path)
+    page = Page(browser, page_path)
+    try:
+        added = [n for n in d.result.added if page.js(
+            f"!!document.querySelector('[data-node=\"{n}\"]')")]
+        assert added, "the inserted layer is drawn open"
+        visible = f"getComputedStyle(document.querySelector('[data-node=\"{added[0]}\"]')).display"
+        assert page.js(visible) != "none"
+        page.js("window.tbgraph.setSide('old')")
+        assert page.js(visible) == "none"
+        page.js("window.tbgraph.setSide('new')")
+        assert page.js(visible) != "none"
+    finally:
+        page.close()

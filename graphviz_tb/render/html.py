@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GraphvizTbError
 from ..functions import call_targets
-from ..hierarchy import Group, Member, OpNode
+from ..hierarchy import AggEdge, Group, Member, OpNode
 from ..layout import (
     LABEL_H,
     PAD,
@@ -65,8 +65,8 @@ from ..model import CONTROL, DATA, REF
 from ..scene import Scene, build_scene
 from ..shapes import format_shape
 from ..structure import UNIQUE_COLOR, templates_of
-from ..view import focus_members
-from .dot import COST_COLORS, THEMES, clean_text
+from ..view import DiffTally, focus_members
+from .dot import COST_COLORS, DIFF_COLORS, DIFF_LINES, THEMES, clean_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,6 +82,8 @@ VIEWER_DIR = Path(__file__).with_name("viewer")
 #: Format of the embedded data; the bundle refuses data of another version.
 DATA_VERSION = 1
 
+#: The most changes a diff's page lists (the picture colours them all).
+_MAX_CHANGES = 5000
 _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
@@ -303,6 +305,7 @@ class _Builder:
             "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae")}
         op_edges: list[int] = []
         self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
+        self.aggs: list[AggEdge] = []  # in their index order
         for g in self.members:
             if not isinstance(g, Group):
                 continue
@@ -312,6 +315,7 @@ class _Builder:
                 if a not in self.ids or b not in self.ids:
                     continue
                 self.agg_index[id(agg.edges)] = len(agg_cols["ag"])
+                self.aggs.append(agg)
                 label = edge_label(h, agg, dtypes=options.dtypes) if options.shapes else ""
                 agg_cols["ag"].append(gi)
                 agg_cols["as"].append(self.ids[a])
@@ -370,6 +374,48 @@ class _Builder:
                 for i in sorted(body):
                     out.extend((cond, body[i]))
         return out
+
+    # -- diffs
+
+    def diff_data(self) -> dict[str, Any] | None:
+        """What changed, when the model is a diff's merged model: each member's status
+        (0 unchanged, 1 added, 2 removed, 3 changed), each group's counts, each changed op's
+        changes and what it was, each op's old name, each aggregated edge's status, and the
+        list of changes in the order the page lists them."""
+        graph = self.model.graph
+        if not any("diff" in data for data in graph._node.values()):
+            return None
+        tally = DiffTally(self.h)
+        code = {"unchanged": 0, "added": 1, "removed": 2, "changed": 3}
+        status, counts, what, was, before = [], {}, {}, {}, {}
+        order: dict[int, list[int]] = {3: [], 1: [], 2: []}
+        for i, m in enumerate(self.members):
+            if isinstance(m, OpNode):
+                data = graph.nodes[m.name]
+                s = code[data.get("diff", "unchanged")]
+                if data.get("diff_what"):
+                    what[i] = data["diff_what"]
+                if data.get("diff_old") and data["diff_old"] != m.name:
+                    was[i] = data["diff_old"]
+                if "diff_before" in data:
+                    before[i] = data["diff_before"]
+                if s and m.role == "op":
+                    order[s].append(i)
+            else:
+                s = code[tally.status(m)] if i else 0
+                c = tally(m)
+                if c["added"] or c["removed"] or c["changed"]:
+                    counts[i] = [c["added"], c["removed"], c["changed"]]
+            status.append(s)
+        edges = []
+        for agg in self.aggs:
+            seen = {graph.edges[e].get("diff", "unchanged") for e in agg.edges}
+            edges.append(code[next(iter(seen))] if len(seen) == 1 and seen <= {
+                "added", "removed"} else 0)
+        changes = (order[3] + order[1] + order[2])[:_MAX_CHANGES]
+        return {"status": status, "counts": counts, "what": what, "was": was,
+                "before": _finite(before), "edges": edges, "changes": changes,
+                "total": {k: tally(self.h.root)[k] for k in code}}
 
     # -- costs
 
@@ -475,12 +521,17 @@ def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
     data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
     if costs is not None:
         data["costs"] = b.costs_data(costs)
+    changed = b.diff_data()
+    if changed is not None:
+        data["diff"] = changed
     data["options"] = {
         "title": options.title or title, "rankdir": options.rankdir,
         "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,
         "shapes": options.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
     }
     data["themes"] = THEMES
+    if changed is not None:
+        data["diffColors"], data["diffLines"] = DIFF_COLORS, DIFF_LINES
     data["unique"] = UNIQUE_COLOR
     data["warnings"] = h.model.warnings.lines()[:50]
     return data

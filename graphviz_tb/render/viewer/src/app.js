@@ -205,7 +205,8 @@ export class App {
     this.viewport.replaceChildren();
     this.els = drawScene(this.viewport, this.scene, {
       graph: this.g, mode: this.colorBy, theme: this.theme, themes: this.themes,
-      unique: this.unique, cost: this.cost,
+      unique: this.unique, cost: this.cost, diffColors: this.data.diffColors,
+      diffLines: this.data.diffLines,
     });
     this.svg.style.background = this.themes[this.theme].bg;
     this.applyMarks();

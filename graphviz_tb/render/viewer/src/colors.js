@@ -124,7 +124,8 @@ export function formatCost(metric, v) {
     : threeDigits(v, ["ns", "µs", "ms", "s"], 1000);
 }
 
-export function fill(graph, i, mode, theme, themes, unique, cost) {
+export function fill(graph, i, mode, theme, themes, unique, cost, diffColors) {
+  if (mode === "diff" && graph.diff && diffColors) return diffColors[theme][graph.diffStatus(i)];
   if (cost) {
     const v = cost.open.has(i) ? NaN : cost.totals[i];
     if (Number.isNaN(v)) return graph.isGroup(i) ? unique[theme] : themes[theme].op;

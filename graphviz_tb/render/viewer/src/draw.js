@@ -80,8 +80,9 @@ export function drawScene(root, scene, ctx) {
     boxEls[k] = b.stub ? drawStub(nodeLayer, b, graph, colors)
       : drawBox(nodeLayer, b, graph, mode, theme, ctx, colors);
   });
+  const diffLines = ctx.diffLines ? ctx.diffLines[theme] : null;
   const wireEls = scene.wires.map((w, k) => drawWire(edgeLayer, labelLayer, w, k, graph,
-    colors, scene));
+    colors, scene, diffLines));
   return { boxEls, wireEls };
 }
 
@@ -104,10 +105,15 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   const g = svgEl("g", { transform: `translate(${fmt(b.x)},${fmt(-b.y)})` }, layer);
   g.setAttribute("data-node", graph.name[i]);
   g.setAttribute("data-i", String(i));
-  const f = fill(graph, i, mode, theme, ctx.themes, ctx.unique, ctx.cost);
+  // An open group in a diff is neutral, as in the static picture: its boxes carry the colours.
+  const f = mode === "diff" && b.open && ctx.diffColors ? ctx.diffColors[theme].unchanged
+    : fill(graph, i, mode, theme, ctx.themes, ctx.unique, ctx.cost, ctx.diffColors);
+  const status = graph.diff ? graph.diffStatus(i) : null;
+  if (status && status !== "unchanged") classes.push(`diff-${status}`);
   // On the cost scale's colours the second line is as dark as the name (as render/dot.py).
   const second = ctx.cost ? colors.fg : colors.muted;
   const stroke = { stroke: colors.line, "stroke-width": 1 };
+  if (status === "removed" && !b.open) stroke["stroke-dasharray"] = "4,2";  // only the old has it
   const w = b.w;
   const h = b.h;
   if (group) {
@@ -160,6 +166,7 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   }
   g.setAttribute("class", classes.join(" "));
   const tip = tooltip(graph, i);
+  if (graph.diff) tip.push(...diffLines(graph, i));
   if (ctx.cost) {
     const v = ctx.cost.totals[i];
     tip.splice(1, 0, `${ctx.cost.metric === "time" ? "compute time" : "memory"}: ` +
@@ -167,6 +174,19 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   }
   title(g, tip);
   return g;
+}
+
+// What a diff's tooltip says of a member (as render/dot.py _diff_lines).
+function diffLines(graph, i) {
+  const d = graph.diff;
+  if (graph.isGroup(i)) {
+    const c = d.counts[i];
+    return c ? [`diff: ${c[0]} added, ${c[1]} removed, ${c[2]} changed`] : ["diff: unchanged"];
+  }
+  const lines = [`diff: ${graph.diffStatus(i)}`];
+  if (d.was[i] && graph.diffStatus(i) !== "removed") lines.push(`was: ${cleanText(d.was[i], 200)}`);
+  for (const w of (d.what[i] || []).slice(0, 12)) lines.push(cleanText(w, 300));
+  return lines;
 }
 
 function drawToggle(g, w, h, open, colors) {
@@ -200,7 +220,8 @@ function tensorLines(graph, a, limit = 12) {
   return lines;
 }
 
-function drawWire(edgeLayer, labelLayer, w, k, graph, colors, scene) {
+// `diffLines`: on a diff's page, the colours of added and removed edges.
+function drawWire(edgeLayer, labelLayer, w, k, graph, colors, scene, diffLines) {
   const a = w.agg;
   const kind = graph.edgeKind(a);
   const width = kind === "control" ? 1 : graph.aw[a];
@@ -212,10 +233,13 @@ function drawWire(edgeLayer, labelLayer, w, k, graph, colors, scene) {
   }
   const cls = ["edge", kind];
   if (graph.ab[a]) cls.push("back");
+  const moved = graph.diff ? graph.diffEdge(a) : "unchanged";
+  if (moved !== "unchanged") cls.push(`diff-${moved}`);
   const g = svgEl("g", { class: cls.join(" "), "data-agg": String(a), "data-wire": String(k),
     "data-src": endKey(scene, w.src, w.srcStub), "data-dst": endKey(scene, w.dst, w.dstStub) },
   edgeLayer);
-  const attrs = { d, fill: "none", stroke: colors.line,
+  const line = moved === "unchanged" || !diffLines ? colors.line : diffLines[moved];
+  const attrs = { d, fill: "none", stroke: line,
     "stroke-width": kind === "ref" ? Math.max(2, width) : width };
   if (kind === "control") attrs["stroke-dasharray"] = "5,2";
   svgEl("path", attrs, g);
@@ -230,7 +254,7 @@ function drawWire(edgeLayer, labelLayer, w, k, graph, colors, scene) {
       [ex - dy * hw, ey + dx * hw],
       [ex + dy * hw, ey - dx * hw],
     ].map(([x, y]) => `${fmt(x)},${fmt(-y)}`).join(" ");
-    svgEl("polygon", { points: pts, fill: colors.line, stroke: colors.line,
+    svgEl("polygon", { points: pts, fill: line, stroke: line,
       "stroke-width": Math.min(width, 2) }, g);
   }
   const label = graph.edgeLabel(a);

@@ -8,6 +8,7 @@ export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5 };
 export const KIND_NAMES = ["op", "root", "scope", "function", "prefix", "series"];
 export const ROLE_NAMES = ["op", "missing", "arg", "retval"];
 export const EDGE_KINDS = ["data", "control", "ref"];
+export const DIFF_STATUSES = ["unchanged", "added", "removed", "changed"];
 
 const CONST_OPS = new Set(["Const", "HostConst"]);
 const ARG = -2; // kind of an _Arg op (role 2)
@@ -133,11 +134,16 @@ export class Graph {
 
     // What ops cost when they ran, one set per recorded step (render/html.py costs_data).
     this.costs = d.costs || null;
+    this.diff = d.diff || null;
     this._totals = new Map();
     this._costRows = new Map();
   }
 
   costSteps() { return this.costs ? this.costs.steps : []; }
+
+  // A diff's page (render/html.py diff_data): what happened to member i, and to agg a.
+  diffStatus(i) { return DIFF_STATUSES[this.diff ? this.diff.status[i] : 0]; }
+  diffEdge(a) { return DIFF_STATUSES[this.diff ? this.diff.edges[a] : 0]; }
 
   // Each member's time (metric "time") or allocated bytes ("memory") in step k: an op's own,
   // a group's the sum over the ops below it (NaN: nothing below was recorded).

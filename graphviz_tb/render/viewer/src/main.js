@@ -5,20 +5,21 @@ import { App } from "./app.js";
 import { Graph } from "./graph.js";
 import { h } from "./dom.js";
 import { svgEl, cleanText } from "./draw.js";
-import { Minimap, renderDetails, renderLegend, renderTopOps } from "./panels.js";
+import { Minimap, renderChanges, renderDetails, renderLegend, renderTopOps } from "./panels.js";
 import { download, exportSvg, fileStem, pngBlob } from "./exporter.js";
 import { engine, viz } from "./layout.js";
 
 const DATA_VERSION = 1;
 const COLOR_MODES = [["structure", "structure"], ["op", "op type"], ["device", "device"],
-  ["dtype", "dtype"], ["compute-time", "compute time"], ["memory", "memory"], ["none", "none"]];
+  ["dtype", "dtype"], ["compute-time", "compute time"], ["memory", "memory"],
+  ["diff", "what changed"], ["none", "none"]];
 
 // The colour modes this page offers: the cost modes only when it holds recorded costs (memory
 // only when some step recorded memory).
 function colorModes(graph) {
   const steps = graph.costSteps();
   return COLOR_MODES.filter(([m]) => (m === "compute-time" ? steps.length > 0
-    : m === "memory" ? steps.some((st) => st.memory) : true));
+    : m === "memory" ? steps.some((st) => st.memory) : m === "diff" ? !!graph.diff : true));
 }
 
 class UI {
@@ -64,6 +65,12 @@ class UI {
       onchange: () => app.setTraceControl(this.controlBox.checked) });
     this.auxBox = h("input", { type: "checkbox", checked: app.layouts.aux,
       onchange: () => app.setAux(this.auxBox.checked).then(() => this.saveHash()) });
+    // A diff's page: which version to show (the old hides what was added, the new what was
+    // removed), and the list of changes.
+    this.sideSelect = h("select", { title: "which version to show", "aria-label": "version",
+      class: app.g.diff ? "" : "hidden", onchange: () => this.setSide(this.sideSelect.value) },
+    [["both", "old + new"], ["old", "old"], ["new", "new"]].map(([v, label]) =>
+      h("option", { value: v }, label)));
     this.traceIn = btn("⇡ inputs", "trace the selection's inputs (t)", () => this.trace("in"));
     this.traceOut = btn("⇣ outputs", "trace the selection's outputs (o)",
       () => this.trace("out"));
@@ -80,7 +87,7 @@ class UI {
         this.traceOut, h("label", { title: "follow control edges when tracing" },
           this.controlBox, " control")),
       h("div", { class: "group" }, h("label", null, "colour ", this.colorSelect),
-        this.stepSelect),
+        this.stepSelect, this.sideSelect),
       h("div", { class: "group" }, h("label", {
         title: "move high-degree nodes (init, save, summaries …) to a side column" },
       this.auxBox, " aux. area")),
@@ -94,6 +101,7 @@ class UI {
     this.details = h("aside", { class: "details hidden", "aria-label": "details" });
     this.legend = h("div", { class: "legend" });
     this.topops = h("nav", { class: "topops hidden", "aria-label": "top ops" });
+    this.changes = h("nav", { class: "topops changes hidden", "aria-label": "changes" });
     this.minimapCanvas = h("canvas", { class: "minimap", title: "minimap: click to move" });
     this.toast = h("div", { class: "toast hidden", role: "status" });
     this.status = h("footer", { class: "status" });
@@ -103,7 +111,7 @@ class UI {
         ["t / o", "trace inputs / outputs"], ["f", "fit to screen"], ["d", "dark theme"],
         ["double-click", "expand or collapse a group"], ["wheel / drag", "zoom / pan"]]
         .map(([k, v]) => [h("dt", null, k), h("dd", null, v)])));
-    const main = h("main", null, this.svg, this.legend, this.topops, this.details,
+    const main = h("main", null, this.svg, this.legend, this.topops, this.changes, this.details,
       this.minimapCanvas,
       this.toast, this.help);
     this.root.replaceChildren(toolbar, main, this.status);
@@ -123,6 +131,8 @@ class UI {
       this.legend.replaceChildren(...renderLegend(app));
       this.topops.classList.toggle("hidden", !app.cost);
       if (app.cost) this.topops.replaceChildren(...renderTopOps(app));
+      this.changes.classList.toggle("hidden", !app.g.diff);
+      if (app.g.diff) this.changes.replaceChildren(...renderChanges(app));
       this.colorSelect.value = app.colorBy;
       this.minimap.schedule();
       this.updateStatus();
@@ -198,6 +208,15 @@ class UI {
     await app.reveal(i);
     app.select(i); // shows the details panel first, so focusing leaves room for it
     app.focusMember(i);
+  }
+
+  // Show both versions of a diff, or only the old or the new one (what the other version
+  // alone has is hidden, edges included).
+  setSide(side) {
+    this.side = side;
+    this.sideSelect.value = side;
+    this.svg.classList.toggle("side-old", side === "old");
+    this.svg.classList.toggle("side-new", side === "new");
   }
 
   trace(dir) {
@@ -620,6 +639,9 @@ async function show(root, data, shell = {}, state = location.hash.replace(/^#/, 
       return k >= 0;
     },
     topOps: () => app.topOps().map((i) => graph.name[i]),
+    changes: () => (graph.diff ? graph.diff.changes.map((i) => graph.name[i]) : []),
+    diffStatus: (name) => graph.diffStatus(graph.lookup(name)),
+    setSide: (side) => ui.setSide(side),
     fills: () => (app.scene ? Object.fromEntries(app.scene.boxes.filter((b) => !b.stub)
       .map((b) => [graph.name[b.m], app.els.boxEls[app.scene.boxes.indexOf(b)]
         .querySelector(".shape").getAttribute("fill")])) : {}),

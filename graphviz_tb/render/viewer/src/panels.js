@@ -77,6 +77,10 @@ export function renderDetails(app, i) {
   if (g.isGroup(i)) {
     fact("kind", g.kindName(i));
     costFacts(app, i, fact);
+    if (g.diff) {
+      const c = g.diff.counts[i];
+      fact("diff", c ? `${c[0]} added, ${c[1]} removed, ${c[2]} changed` : "unchanged");
+    }
     fact("ops", fmtNumber(g.nops[i]));
     fact("children", fmtNumber(g.children[i].length));
     if (g.functions[i]) fact("function", cleanText(g.functions[i]));
@@ -108,6 +112,7 @@ export function renderDetails(app, i) {
   }
   box.push(h("dl", null, facts), actions);
   for (const note of g.notes[i] || []) box.push(h("p", { class: "note" }, cleanText(note)));
+  box.push(...opDiff(app, i));
   box.push(...opCost(app, i));
   box.push(...opEdges(app, i));
   const attrs = g.attrs(i);
@@ -179,6 +184,59 @@ export function renderTopOps(app) {
   const what = metric === "memory" ? "memory" : "compute time";
   return [h("h3", null, `top ops by ${what}`),
     rows.length ? h("ol", null, rows) : h("p", { class: "none" }, "nothing recorded")];
+}
+
+// A diff's changes, each a link to its box: changed ops first, then added, then removed.
+const SIGNS = { changed: "~", added: "+", removed: "−" };
+
+export function renderChanges(app) {
+  const g = app.g;
+  const d = g.diff;
+  const rows = d.changes.map((i) => {
+    const status = g.diffStatus(i);
+    const what = (d.what[i] || [])[0];
+    return h("li", { class: `diff-${status}` }, h("button", {
+      class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
+      onclick: () => app.ui.jumpTo(i) },
+    h("span", { class: "sign" }, SIGNS[status]),
+    h("span", { class: "name" }, cleanText(g.name[i].split("/").slice(-2).join("/"), 60)),
+    what ? h("span", { class: "value" }, cleanText(what, 60)) : null));
+  });
+  const t = d.total;
+  return [h("h3", null, `changes: ${t.added} added, ${t.removed} removed, ${t.changed} changed`),
+    rows.length ? h("ol", null, rows) : h("p", { class: "none" }, "the graphs are equal")];
+}
+
+// What a diff says of op i: its status, its old name, its changes, and its attributes then
+// and now side by side.
+function opDiff(app, i) {
+  const g = app.g;
+  const d = g.diff;
+  if (!d) return [];
+  const status = g.diffStatus(i);
+  const rows = [];
+  const fact = (k, v) => rows.push(h("dt", null, k), h("dd", null, v));
+  fact("status", status);
+  if (d.was[i] && status !== "removed") fact("was", cleanText(d.was[i]));
+  const parts = [section("diff", h("dl", null, rows))];
+  if (d.what[i]) {
+    parts.push(section("what changed", h("ul", { class: "list" },
+      d.what[i].map((w) => h("li", null, cleanText(w, 400))))));
+  }
+  const before = d.before[i];
+  if (before) {
+    const now = g.attrs(i);
+    const keys = [...new Set([...Object.keys(before.attrs), ...Object.keys(now)])].sort();
+    const cell = (v) => h("td", null, v === undefined ? "—" : cleanText(formatAttr(v), 400));
+    parts.push(section("attributes: old · new", h("table", { class: "attrs diff" },
+      h("tr", null, h("th", null, ""), h("th", null, "old"), h("th", null, "new")),
+      h("tr", { class: before.op !== g.opType(i) ? "differs" : "" }, h("th", null, "op"),
+        cell(before.op), cell(g.opType(i))),
+      keys.map((k) => h("tr", { class: JSON.stringify(before.attrs[k]) !==
+        JSON.stringify(now[k]) ? "differs" : "" }, h("th", null, cleanText(k)),
+      cell(before.attrs[k]), cell(now[k]))))));
+  }
+  return parts;
 }
 
 function opEdges(app, i) {
@@ -269,7 +327,8 @@ function groupEdges(app, i) {
 const COST_TITLES = { "compute-time": "colour = compute time, by rank",
   memory: "colour = memory, by rank" };
 const TITLES = { structure: "same colour = same structure", op: "colour = op type",
-  device: "colour = device", dtype: "colour = dtype", none: "edges", ...COST_TITLES };
+  device: "colour = device", dtype: "colour = dtype", none: "edges", diff: "what changed",
+  ...COST_TITLES };
 
 export function renderLegend(app) {
   const g = app.g;
@@ -280,7 +339,12 @@ export function renderLegend(app) {
     sw.style.background = color;
     return h("li", null, sw, cleanText(text, 40));
   };
-  if (app.cost) {
+  if (mode === "diff" && g.diff) {
+    const t = g.diff.total;
+    for (const s of ["added", "removed", "changed", "unchanged"]) {
+      rows.push(swatchRow(app.data.diffColors[app.theme][s], `${s}: ${fmtNumber(t[s])} ops`));
+    }
+  } else if (app.cost) {
     const { scale, metric, colors } = app.cost;
     for (const [k, lo, hi] of scale.ranges().reverse()) {
       const text = lo === hi ? formatCost(metric, lo)
@@ -288,7 +352,7 @@ export function renderLegend(app) {
       rows.push(swatchRow(colors[app.theme][k], text));
     }
     rows.push(swatchRow(app.unique[app.theme], "no record"));
-  } else if (app.scene && mode !== "none" && !(mode in COST_TITLES)) {
+  } else if (app.scene && mode !== "none" && mode !== "diff" && !(mode in COST_TITLES)) {
     const keys = new Set();
     for (const b of app.scene.boxes) {
       if (b.stub) continue;
