@@ -99,7 +99,7 @@ class CommandEngine(Engine):
     def __init__(self, program: str) -> None:
         #: The program that lays out (``dot``, or graphviz-pure's one binary).
         self.program = program
-        self._version: str | None = None
+        self._version_text: str | None = None
 
     def layout_argv(self) -> list[str]:
         """The command line that lays out graphs read from stdin as ``json0``."""
@@ -110,15 +110,15 @@ class CommandEngine(Engine):
         raise NotImplementedError
 
     def version_text(self) -> str:
-        """The program's own ``-V`` line."""
-        proc = self._run([self.program, "-V"], b"")
-        return (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+        """The program's own ``-V`` line (asked once)."""
+        if self._version_text is None:
+            proc = self._run([self.program, "-V"], b"")
+            self._version_text = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+        return self._version_text
 
     def version(self) -> str:
-        if self._version is None:
-            found = re.search(r"version (\S+)", self.version_text())
-            self._version = found.group(1) if found else "unknown"
-        return self._version
+        found = re.search(r"version (\S+)", self.version_text())
+        return found.group(1) if found else "unknown"
 
     def describe(self) -> dict[str, object]:
         return {**super().describe(), "path": self.program}
