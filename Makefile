@@ -7,7 +7,7 @@ OUT    := out
 SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved_model \
            $(wildcard samples/logs/*)
 
-.PHONY: demo test lint docs bench samples clean viewer gallery
+.PHONY: demo test lint docs bench samples clean viewer gallery dist
 
 # The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), built
 # from npm packages pinned in package-lock.json; build products, never committed.
@@ -28,19 +28,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# The package alone (what a user gets from pip).
-$(VENV)/.stamp-install: pyproject.toml | $(BIN)/python
+# The package alone (what a user gets from pip).  Editable installs come after the viewer:
+# the build hook (scripts/hatch_build.py) then finds it built and has nothing to do.
+$(VENV)/.stamp-install: pyproject.toml | $(BIN)/python $(VIEWER)
 	$(BIN)/python -m pip install -q -e .
 	@touch $@
 
-# Everything the tests need: the test tools, TensorFlow, the profiler's reader, Sphinx/MkDocs
-# (the docs build is a test), Graphviz and Chromium.
-$(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
+# Everything the tests need: the test tools (with `build`, for the packaging tests),
+# TensorFlow, the profiler's reader, Sphinx/MkDocs (the docs build is a test), Graphviz and
+# Chromium.
+$(VENV)/.stamp-test: pyproject.toml | $(BIN)/python $(VIEWER)
 	$(BIN)/python -m pip install -q -e '.[test,tf,profile,docs]'
 	@touch $@
 
 # What the documentation needs: Sphinx, MkDocs and TensorFlow (the shape-debugging page).
-$(VENV)/.stamp-docs: pyproject.toml | $(BIN)/python
+$(VENV)/.stamp-docs: pyproject.toml | $(BIN)/python $(VIEWER)
 	$(BIN)/python -m pip install -q -e '.[docs,tf]'
 	@touch $@
 
@@ -60,9 +62,16 @@ gallery: $(VENV)/.stamp-test $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python scripts/gallery.py
 
+# The whole suite, the packaging tests included: they build the sdist and wheel, install the
+# wheel into fresh virtualenvs and run it with and without Graphviz (never with Node.js).
 test: $(VENV)/.stamp-test $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python -m pytest -q
+
+# The release files, as a user's pip gets them: dist/*.tar.gz (the sources and the npm lock
+# file) and dist/*.whl (the package with the viewer built in, so it installs without Node.js).
+dist: $(VENV)/.stamp-test $(VIEWER)
+	$(BIN)/python -m build --outdir dist
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check graphviz_tb tests samples bench docs scripts
@@ -78,7 +87,7 @@ docs: $(VENV)/.stamp-docs $(VIEWER)
 	@echo "open docs/_build/html/index.html"
 
 # The benchmarks: what the tests need, plus the peers (Netron; TensorBoard is a dependency).
-$(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python
+$(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
 	$(BIN)/python -m pip install -q -e '.[test,tf,bench]'
 	@touch $@
 

@@ -52,13 +52,14 @@ class TensorFlowRequired(GraphvizTbError):
 
 
 class ExecutableNotFound(GraphvizTbError):
-    """Graphviz's ``dot`` binary is not on PATH."""
+    """No Graphviz can do what was asked: none is installed, or the one installed lacks a
+    format (graphviz-pure draws no PDF).  The message says what to install."""
 
-    def __init__(self) -> None:
-        super().__init__(
-            "Graphviz's 'dot' was not found on PATH; install it "
-            "(Debian/Ubuntu: sudo apt-get install graphviz, macOS: brew install graphviz)"
-        )
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (
+            "no Graphviz found: neither Graphviz's 'dot' on PATH nor the graphviz-pure package; "
+            "install one (pip install graphviz-pure, or Debian/Ubuntu: sudo apt-get install "
+            "graphviz, macOS: brew install graphviz)"))
 
 
 def printable(text: str, limit: int | None = None) -> str:

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hostile_inputs import browser_session
+from picture import ORACLE_TALLY
+
+from graphviz_tb import engine, layout
+from graphviz_tb.errors import GraphvizTbError
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+#: The Graphviz engines (``TBGRAPH_ENGINE``) and the name each reports: Graphviz's own
+#: programs (Debian's 2.43 here) and graphviz-pure, a port of a current release (16.1) that pip
+#: installs with the package.
+ENGINES = {"native": "dot", "pure": "graphviz-pure"}
+#: Group layouts are cached per process by their DOT text: each engine keeps its own.
+_LAYOUT_CACHES: dict[str, dict] = {}
 
 
 @dataclass
@@ -37,6 +48,32 @@ def _tf() -> Any:
 
         return tensorflow
     return pytest.importorskip("tensorflow")
+
+
+@pytest.fixture(params=sorted(ENGINES))
+def graphviz_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                    ) -> Iterator[str]:
+    """Each Graphviz engine in turn, forced as a user forces it (``TBGRAPH_ENGINE``).  A
+    missing one skips on a developer machine and fails in CI, where both are installed."""
+    monkeypatch.setenv(engine.ENGINE_VARIABLE, request.param)
+    engine.current.cache_clear()
+    try:
+        name = engine.current().name
+    except GraphvizTbError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"the {request.param} engine is missing in CI: {exc}")
+        pytest.skip(f"the {request.param} engine is not installed: {exc}")
+    assert name == ENGINES[request.param]
+    monkeypatch.setattr(layout, "_cache", _LAYOUT_CACHES.setdefault(request.param, {}))
+    yield name
+    engine.current.cache_clear()  # the next test chooses afresh, from the restored variable
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How much the picture oracle checked, per engine (``picture.ORACLE_TALLY``)."""
+    for name, (pictures, edges) in sorted(ORACLE_TALLY.items()):
+        terminalreporter.write_line(f"picture oracle, {name}: {pictures:,} pictures, "
+                                    f"{edges:,} edges checked")
 
 
 #: Debian's headless Chromium, one for the whole session (see ``browser_session``).

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from ..errors import GraphvizTbError, printable
 from ..version import __version__
 from . import diff, render, shapes
+from .common import engine_description, engine_line
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -55,12 +56,27 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tbgraph", description=_DESCRIPTION, epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version,
+                        help="show the version and the Graphviz engine in use, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     render.add_commands(sub)
     diff.add_commands(sub)
     shapes.add_commands(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the package's version and the Graphviz engine a render would use (which
+    runs that engine's ``-V``, so only when asked, never for ``--help``)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"tbgraph {__version__}\n{engine_line(engine_description())}")
+        parser.exit()
 
 
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:

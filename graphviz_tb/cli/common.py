@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import printable
+from ..errors import GraphvizTbError, printable
 from ..options import LoadOptions, parse_input_shape
 
 if TYPE_CHECKING:
@@ -24,6 +24,8 @@ __all__ = [
     "add_selection",
     "add_shape_arguments",
     "count",
+    "engine_description",
+    "engine_line",
     "input_shape",
     "load_graph",
     "load_options",
@@ -82,6 +84,28 @@ def load_graph(args: argparse.Namespace) -> Graph:
     for line in graph.model.warnings.lines():
         warn(line)
     return graph
+
+
+def engine_description() -> dict[str, object]:
+    """The Graphviz engine a render would use (see :func:`graphviz_tb.engine.current`), or
+    ``name: None`` and the reason there is none; ``info`` and ``--version`` need no engine."""
+    from .. import engine  # imported when asked: it is not needed to parse arguments
+
+    try:
+        return engine.current().describe()
+    except GraphvizTbError as exc:
+        return {"name": None, "error": str(exc)}
+
+
+def engine_line(described: dict[str, object]) -> str:
+    """:func:`engine_description` as one line for the terminal."""
+    if described["name"] is None:
+        return f"Graphviz engine: none ({described['error']})"
+    release = "" if described["graphviz"] == described["version"] else \
+        f" (Graphviz {described['graphviz']})"
+    formats = ", ".join(str(f).upper() for f in described["formats"])  # type: ignore[attr-defined]
+    return (f"Graphviz engine: {described['name']} {described['version']}{release}, "
+            f"{described['path']}; draws {formats}")
 
 
 def count(text: str) -> int:

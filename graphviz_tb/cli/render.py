@@ -11,7 +11,14 @@ from typing import Any
 
 from ..options import COLOR_BY, RANKDIRS, RenderOptions
 from ..render import FORMATS, format_for
-from .common import Progress, add_input, add_shape_arguments, count, load_graph
+from .common import (
+    Progress,
+    add_input,
+    add_shape_arguments,
+    count,
+    engine_description,
+    load_graph,
+)
 from .shapes import print_shape_failure
 
 __all__ = ["add_commands", "add_view_arguments", "cmd_info", "cmd_render", "render_options"]
@@ -23,6 +30,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     info = load_graph(args).info()
     if args.json:
+        info["engine"] = engine_description()  # what `render` would draw it with
         print(json.dumps(info, indent=2, sort_keys=True))
     else:
         print(format_info(info))

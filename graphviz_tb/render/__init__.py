@@ -56,9 +56,12 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
     """
     # The writers are imported here, each when its format is asked for: `tbgraph --help` and
     # `import graphviz_tb` stay free of the layout and drawing modules.
+    from .. import engine
     from ..costs import Totals, metric_of
     from ..scene import build_scene
 
+    if fmt in engine.DRAW_FORMATS:
+        engine.current().require(fmt)  # before the layout: a PDF without `dot` fails at once
     if fmt == "html":
         from .html import render_html  # only this format needs the viewer's writer
 

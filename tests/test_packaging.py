@@ -1,0 +1,242 @@
+"""``pip install graphviz_tb`` as a user gets it: the sdist and wheel, built as a release is,
+installed into a fresh virtualenv and run on a machine with neither Graphviz nor Node.js.
+
+* ``python -m build`` makes the sdist (sources and the npm lock file, no build products) and,
+  from it, the wheel, whose build hook bundles the HTML viewer with Node.js;
+* the wheel built straight from the tree is the same file, byte for byte;
+* without Node.js, building from source stops at build time with one line saying what to
+  install, and leaves no wheel;
+* the installed ``tbgraph`` draws SVG and an HTML viewer that gets ready in Chromium, first on
+  a PATH with no ``dot`` and no ``node`` (graphviz-pure draws), then with ``dot`` (native).
+
+Everything is built and installed in temporary directories removed at the end.
+"""
+
+from __future__ import annotations
+
+import email
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile_inputs import page_problems
+
+import graphviz_tb
+
+pytestmark = [pytest.mark.packaging, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "mnist_tf1.pb"
+VIEWER = "graphviz_tb/render/viewer"
+PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz")
+
+
+def run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=900,
+                          **kwargs)
+
+
+def build(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m build ARGS`` (the [test] extra has it; CI never skips for want of it)."""
+    if importlib.util.find_spec("build") is None:
+        message = "the 'build' package is not installed (pip install -e '.[test]')"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return run([sys.executable, "-m", "build", *args], **kwargs)
+
+
+def user_env(path: str) -> dict[str, str]:
+    """A user's environment: this PATH, a home, and nothing of this test run (no PYTHONPATH
+    pointing at the source tree, no forced engine)."""
+    return {"PATH": path, "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+
+
+@pytest.fixture(scope="module")
+def dist() -> Iterator[dict[str, Path]]:
+    """``python -m build``: the sdist, then the wheel built from the sdist."""
+    with tempfile.TemporaryDirectory(prefix="tbgraph-dist-") as out:
+        proc = build("--outdir", out, str(REPO))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        found = {"sdist": list(Path(out).glob("*.tar.gz")), "wheel": list(Path(out).glob("*.whl"))}
+        assert all(len(v) == 1 for v in found.values()), found
+        yield {k: v[0] for k, v in found.items()}
+
+
+@pytest.fixture(scope="module")
+def installed(dist: dict[str, Path]) -> Iterator[Path]:
+    """A fresh virtualenv with the wheel and its dependencies installed by pip; its ``bin``."""
+    with tempfile.TemporaryDirectory(prefix="tbgraph-venv-") as root:
+        venv = Path(root) / "venv"
+        proc = run([sys.executable, "-m", "venv", str(venv)])
+        assert proc.returncode == 0, proc.stderr
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_USER")}
+        proc = run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                    str(dist["wheel"])], env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        yield venv / "bin"
+
+
+def test_the_sdist_holds_sources_and_no_build_products(dist: dict[str, Path]) -> None:
+    with tarfile.open(dist["sdist"]) as sdist:
+        names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    for needed in ("pyproject.toml", "package.json", "package-lock.json",
+                   "scripts/build-viewer.mjs", "scripts/hatch_build.py",
+                   f"{VIEWER}/src/main.js", f"{VIEWER}/viewer.css", "graphviz_tb/version.py"):
+        assert needed in names, needed
+    assert not [n for n in names if n.startswith("node_modules") or n in PRODUCTS]
+
+
+def test_the_wheel_carries_the_built_viewer_and_its_dependencies(dist: dict[str, Path]
+                                                                 ) -> None:
+    with zipfile.ZipFile(dist["wheel"]) as wheel:
+        names = set(wheel.namelist())
+        meta = email.message_from_bytes(wheel.read(
+            f"graphviz_tb-{graphviz_tb.__version__}.dist-info/METADATA"))
+        bundle = wheel.read(PRODUCTS[0]).decode("utf-8")
+        worker = wheel.read(PRODUCTS[1])
+    assert "window.tbgraph" in bundle and worker[:2] == b"\x1f\x8b"
+    assert not [n for n in names if "/viewer/src/" in n], "the viewer's sources stay out"
+    assert meta["Version"] == graphviz_tb.__version__
+    requires = meta.get_all("Requires-Dist") or []
+    assert "graphviz-pure==0.2.2" in requires
+    assert not [r for r in requires if r.split(";")[0].strip().startswith("graphviz>")]
+    assert dist["wheel"].name == f"graphviz_tb-{graphviz_tb.__version__}-py3-none-any.whl"
+
+
+def test_a_wheel_from_the_tree_is_the_wheel_from_the_sdist(dist: dict[str, Path],
+                                                           tmp_path: Path) -> None:
+    """A clone (or a git URL) builds the same wheel, byte for byte: same viewer, same files."""
+    proc = build("--wheel", "--outdir", str(tmp_path), str(REPO))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (tmp_path / dist["wheel"].name).read_bytes() == dist["wheel"].read_bytes()
+
+
+def test_building_from_source_without_node_stops_at_build_time(dist: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    with tarfile.open(dist["sdist"]) as sdist:
+        sdist.extractall(tmp_path, filter="data")
+    source = next(p for p in tmp_path.iterdir() if p.is_dir())
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    proc = build("--wheel", "--outdir", str(tmp_path / "out"), str(source),
+                 env={**os.environ, "PATH": str(empty)})
+    assert proc.returncode != 0
+    assert ("graphviz_tb: building from source bundles the HTML viewer, which needs Node.js "
+            "and npm on PATH; install them") in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not list((tmp_path / "out").glob("*.whl"))
+
+
+def _use(bin_dir: Path, browser: Any, path: str, work: Path) -> str:
+    """Run the installed ``tbgraph`` on this PATH: SVG, then HTML opened in Chromium until it
+    is ready and a group opens; returns ``tbgraph --version``."""
+    env = user_env(path)
+    where = run([str(bin_dir / "python"), "-c", "import graphviz_tb; print(graphviz_tb.__file__)"],
+                env=env, cwd=work)
+    assert where.stdout.startswith(str(bin_dir.parent)), where.stdout + where.stderr
+    for fmt in ("svg", "html"):
+        out = work / f"mnist.{fmt}"
+        proc = run([str(bin_dir / "tbgraph"), "render", str(SAMPLE), "-o", str(out)], env=env,
+                   cwd=work)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == f"wrote {out} ({out.stat().st_size:,} bytes)\n"
+    assert "<svg" in (work / "mnist.svg").read_text(encoding="utf-8")
+    assert page_problems(browser, work / "mnist.html") == []
+    page = browser.new_page()
+    try:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((work / "mnist.html").as_uri())
+        page.wait_for_function("window.tbgraph && window.tbgraph.ready === true", timeout=30_000)
+        # Opening a group lays it out in the page, with the Graphviz the wheel carries.
+        assert page.evaluate("window.tbgraph.expand('train')") is not False
+        assert errors == []
+    finally:
+        page.close()
+    return run([str(bin_dir / "tbgraph"), "--version"], env=env, cwd=work).stdout
+
+
+@pytest.mark.browser
+def test_the_installed_package_works_without_dot_or_node(installed: Path, browser: Any,
+                                                         tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    assert shutil.which("dot", path=str(empty)) is None
+    assert shutil.which("node", path=str(empty)) is None
+    version = _use(installed, browser, str(empty), tmp_path)
+    assert version.startswith(f"tbgraph {graphviz_tb.__version__}\n")
+    assert f"graphviz-pure 0.2.2 (Graphviz 16.1.0), {installed}/graphviz-pure" in version
+    pdf = tmp_path / "mnist.pdf"
+    proc = run([str(installed / "tbgraph"), "render", str(SAMPLE), "-o", str(pdf)],
+               env=user_env(str(empty)), cwd=tmp_path)
+    assert proc.returncode == 1 and not pdf.exists()
+    assert proc.stderr.startswith("tbgraph: error: PDF needs Graphviz's own programs")
+    assert proc.stderr.count("\n") == 1
+
+
+@pytest.mark.browser
+@pytest.mark.dot
+def test_the_installed_package_uses_dot_when_present(installed: Path, browser: Any,
+                                                     tmp_path: Path) -> None:
+    """Graphviz's own programs on PATH (still no Node.js): they are the first choice, and PDF
+    works."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for program in ("dot", "neato"):
+        found = shutil.which(program)
+        assert found, f"{program} is not installed (make test installs Graphviz)"
+        (tools / program).symlink_to(found)
+    version = _use(installed, browser, str(tools), tmp_path)
+    assert "Graphviz engine: dot " in version
+    assert f", {tools}/dot; draws SVG, PNG, PDF" in version
+    pdf = tmp_path / "mnist.pdf"
+    proc = run([str(installed / "tbgraph"), "render", str(SAMPLE), "-o", str(pdf)],
+               env=user_env(str(tools)), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert pdf.read_bytes().startswith(b"%PDF-")
+
+
+def _readme_block(heading: str) -> list[str]:
+    """The command lines of the first ``sh`` block under a README heading, comments cut."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"\n## {heading}", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in block.splitlines()
+            if line.split("#", 1)[0].strip()]
+
+
+def test_the_readme_keeps_the_set_up_contract_first() -> None:
+    """A developer's two commands come first; a user's ``pip install`` path follows."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert text.index("\n## Set-up") < text.index("\n## Install") < text.index("\n## Use")
+    assert _readme_block("Set-up") == ["make demo", "make test"]
+
+
+@pytest.mark.browser
+def test_the_readme_user_path_works_in_a_fresh_virtualenv(installed: Path, browser: Any,
+                                                          tmp_path: Path) -> None:
+    """The README's install block, line by line, on a PATH with neither Graphviz nor Node.js:
+    ``pip install graphviz_tb`` is the wheel installed above, then each ``tbgraph`` line runs
+    as written, on a real model saved as ``model.pb``."""
+    lines = _readme_block("Install")
+    assert lines[0] == "pip install graphviz_tb"
+    shutil.copy(SAMPLE, tmp_path / "model.pb")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    for line in lines[1:]:
+        program, *args = line.split()
+        assert program == "tbgraph", line
+        proc = run([str(installed / "tbgraph"), *args], env=user_env(str(empty)), cwd=tmp_path)
+        assert proc.returncode == 0, f"{line}: {proc.stderr}"
+    assert (tmp_path / "model.svg").read_bytes().startswith(b"<?xml")
+    assert page_problems(browser, tmp_path / "model.html") == []
