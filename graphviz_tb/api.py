@@ -441,7 +441,8 @@ class Diff:
 
     def groups(self, options: RenderOptions | None = None) -> list[dict[str, Any]]:
         """Every scope and function body holding a change, with its counts, by name."""
-        from .hierarchy import Group  # imported when used, as every stage here
+        # imported when used, as every stage here, so the facade stays light
+        from .hierarchy import Group
         from .view import DiffTally
 
         h = self.graph.hierarchy(options or RenderOptions(color_by="diff"))

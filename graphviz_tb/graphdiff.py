@@ -238,7 +238,7 @@ def diff_models(old: GraphModel, new: GraphModel) -> GraphDiff:
     d.added = sorted(n for n in new.graph if n not in paired_new)
     for o in sorted(pairs):
         n = pairs[o]
-        what = _changes(a, b, o, n, pairs)
+        what = _changes(a, b, o, n, pairs, paired_new)
         if what:
             d.changed.append(OpChange(o, n, what))
         elif o != n:
@@ -420,7 +420,8 @@ def _compatible(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str]) -> bo
 # --------------------------------------------------------------------------- classes
 
 
-def _changes(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str]) -> list[str]:
+def _changes(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str],
+             paired_new: set[str]) -> list[str]:
     what = []
     if a.type[o] != b.type[n]:
         what.append(f"op: {a.type[o]} -> {b.type[n]}")
@@ -437,7 +438,6 @@ def _changes(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str]) -> list[
     if outs_o != outs_n and any(outs_o) and any(outs_n):
         what.append(f"output: {', '.join(outs_o) or '?'} -> {', '.join(outs_n) or '?'}")
     ins_o, ins_n = a.inputs[o], b.inputs[n]
-    paired_new = set(pairs.values())
     for slot in sorted(ins_o.keys() | ins_n.keys()):
         x, y = ins_o.get(slot), ins_n.get(slot)
         if x and y and (x[0] not in pairs or y[0] not in paired_new):
