@@ -145,6 +145,8 @@ def _by_scope(names: list[str], side: GraphModel) -> list[tuple[str, int]]:
     """Names counted by the widest scope all of whose ops they are (a whole inserted layer
     reads as one), else by their own scope; most first."""
     chosen = set(names)
+    if not chosen:
+        return []
     total: Counter[str] = Counter()
     hit: Counter[str] = Counter()
     for name in side.graph:
@@ -179,6 +181,7 @@ class _Side:
         self.inputs: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)
         self.control: dict[str, set[str]] = defaultdict(set)
         self.consumers: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
+        self.used: dict[str, set[int]] = defaultdict(set)  # the outputs something consumes
         for u, nbrs in g._succ.items():
             for v, keydict in nbrs.items():
                 for slot, d in keydict.items():
@@ -187,19 +190,20 @@ class _Side:
                     else:
                         self.inputs[v][slot] = (u, d["src_output"])
                         self.consumers[(u, d["src_output"])].append((v, slot))
+                        self.used[u].add(d["src_output"])
         self.signature = self._signatures()
 
     def _signatures(self) -> dict[str, int]:
         """Op type refined by the types around it, ``_ROUNDS`` steps out, names ignored."""
         g = self.model.graph
         label = {n: zlib.crc32(t.encode()) for n, t in self.type.items()}
+        around = [(n, [u for _, (u, _o) in sorted(self.inputs[n].items())], list(g._succ[n]))
+                  for n in g]
         for _ in range(_ROUNDS):
-            nxt = {}
-            for n in g:
-                ins = tuple(label[u] for _, (u, _o) in sorted(self.inputs[n].items()))
-                outs = tuple(sorted(label[v] for v in g._succ[n]))
-                nxt[n] = zlib.crc32(repr((label[n], ins, outs)).encode())
-            label = nxt
+            # hash() of a tuple of ints is the same in every run (only str hashes are salted)
+            label = {n: hash((label[n], tuple(label[u] for u in ins),
+                              tuple(sorted(label[v] for v in outs))))
+                     for n, ins, outs in around}
         return label
 
     def attrs(self, name: str) -> dict[str, Any]:
@@ -212,8 +216,22 @@ class _Side:
             out[key] = _normalised(value)
         return out
 
-    def outputs(self, name: str) -> list[str]:
-        return [format_shape(o, dtype=True) for o in self.model.op_outputs(name)]
+    def same_attrs(self, name: str, other: _Side, other_name: str) -> bool:
+        """Are the two ops' attributes equal as stored?  Most are, and comparing the
+        protobuf values is far cheaper than decoding them; unequal ones are decoded and
+        compared by :meth:`attrs`."""
+        x = self.model.graph._node[name].get("node_def")
+        y = other.model.graph._node[other_name].get("node_def")
+        if x is None or y is None:
+            return x is y
+        return x.attr.keys() == y.attr.keys() and all(x.attr[k] == y.attr[k] for k in x.attr)
+
+    def same_outputs(self, name: str, other: _Side, other_name: str, same_attrs: bool) -> bool:
+        """Equal stored attributes (``_output_shapes`` among them) mean equal outputs, unless
+        shape inference has replaced what the file said; otherwise they are compared."""
+        return (same_attrs and "outputs" not in self.model.graph._node[name]
+                and "outputs" not in other.model.graph._node[other_name]) or (
+            self.model.op_outputs(name) == other.model.op_outputs(other_name))
 
 
 def _normalised(value: Any) -> Any:
@@ -300,8 +318,11 @@ class _Scope:
             parts = name.split("/")
             node = root
             for part in parts[:-1]:
-                node = node.children.setdefault(part, _Scope(
-                    f"{node.name}/{part}" if node.name else part))
+                child = node.children.get(part)
+                if child is None:
+                    child = node.children[part] = _Scope(
+                        f"{node.name}/{part}" if node.name else part)
+                node = child
             node.ops[parts[-1]] = name
         stack, order = [root], []
         while stack:
@@ -396,7 +417,7 @@ def _spread(a: _Side, b: _Side, pairs: dict[str, str], taken: set[str], pair: An
                     a, b, po, pn, pairs):
                 pair(po, pn)
                 work.append((po, pn))
-        for out in range(len(a.model.op_outputs(o)) or 1):
+        for out in sorted(a.used[o] & b.used[n]):
             co, cn = a.consumers.get((o, out), []), b.consumers.get((n, out), [])
             free_o = [(c, s) for c, s in co if c not in pairs]
             free_n = [(c, s) for c, s in cn if c not in taken]
@@ -425,18 +446,22 @@ def _changes(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str],
     what = []
     if a.type[o] != b.type[n]:
         what.append(f"op: {a.type[o]} -> {b.type[n]}")
-    attrs_o, attrs_n = a.attrs(o), b.attrs(n)
-    for key in sorted(attrs_o.keys() | attrs_n.keys()):
-        x, y = attrs_o.get(key), attrs_n.get(key)
-        if x != y:
-            what.append(f"attr {key}: {_quote(x)} -> {_quote(y)}")
+    same = a.same_attrs(o, b, n)
+    if not same:
+        attrs_o, attrs_n = a.attrs(o), b.attrs(n)
+        for key in sorted(attrs_o.keys() | attrs_n.keys()):
+            x, y = attrs_o.get(key), attrs_n.get(key)
+            if x != y:
+                what.append(f"attr {key}: {_quote(x)} -> {_quote(y)}")
     dev_o = a.model.graph.nodes[o]["device"]
     dev_n = b.model.graph.nodes[n]["device"]
     if dev_o != dev_n:
         what.append(f"device: {dev_o or '(none)'} -> {dev_n or '(none)'}")
-    outs_o, outs_n = a.outputs(o), b.outputs(n)
-    if outs_o != outs_n and any(outs_o) and any(outs_n):
-        what.append(f"output: {', '.join(outs_o) or '?'} -> {', '.join(outs_n) or '?'}")
+    if not a.same_outputs(o, b, n, same):
+        outs_o = [format_shape(t, dtype=True) for t in a.model.op_outputs(o)]
+        outs_n = [format_shape(t, dtype=True) for t in b.model.op_outputs(n)]
+        if outs_o != outs_n and any(outs_o) and any(outs_n):
+            what.append(f"output: {', '.join(outs_o) or '?'} -> {', '.join(outs_n) or '?'}")
     ins_o, ins_n = a.inputs[o], b.inputs[n]
     for slot in sorted(ins_o.keys() | ins_n.keys()):
         x, y = ins_o.get(slot), ins_n.get(slot)
@@ -511,6 +536,8 @@ def _removed_name(name: str, taken: set[str], scopes: set[str], gone: set[str]) 
 def _removed_scopes(d: GraphDiff) -> set[str]:
     """The old graph's scopes every op of which was removed."""
     removed = set(d.removed)
+    if not removed:
+        return set()
     total: Counter[str] = Counter()
     hit: Counter[str] = Counter()
     for name in d.old.graph:
@@ -536,7 +563,7 @@ def _merge(d: GraphDiff) -> GraphModel:
                 "attrs": old.attrs(before)}
     place: dict[str, str] = {o: n for o, n in d.pairs.items()}
     taken = set(new.graph)
-    scopes = {s for n in taken for s in _scopes(n)}
+    scopes = {s for n in taken for s in _scopes(n)} if d.removed else set()
     gone = _removed_scopes(d)
     for name in d.removed:
         merged = _removed_name(name, taken, scopes, gone)
@@ -567,8 +594,10 @@ def _merge(d: GraphDiff) -> GraphModel:
                               **new.function_groups}
     merged.top_level_nodes = g.number_of_nodes()
     merged.warnings = new.warnings
-    for name in g:
-        source = old if g.nodes[name]["diff"] == REMOVED else new
-        original = g.nodes[name]["diff_old"] if source is old else name
-        merged.set_outputs(name, source.op_outputs(original))
+    for name, outputs in new.cached_outputs().items():
+        merged.set_outputs(name, outputs)
+    known = old.cached_outputs()
+    for name in d.removed:
+        if name in known:
+            merged.set_outputs(place[name], known[name])
     return merged

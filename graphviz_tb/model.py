@@ -196,6 +196,11 @@ class GraphModel:
             self._outputs[name] = cached
         return cached
 
+    def cached_outputs(self) -> dict[str, list[TensorInfo]]:
+        """The outputs worked out or replaced so far, by op: what a model copying these ops
+        must carry over (the rest it works out from the same NodeDefs)."""
+        return dict(self._outputs)
+
     def set_outputs(self, name: str, outputs: list[TensorInfo]) -> None:
         """Replace what is known of an op's outputs (TensorFlow shape inference, pinned inputs)."""
         self._outputs[name] = outputs

@@ -90,13 +90,27 @@ class DiffTally:
 
     def __call__(self, m: Member) -> Counter[str]:
         found = self._counts.get(m)
-        if found is None:
-            nodes = self.h.model.graph._node
-            ops = [m] if isinstance(m, OpNode) else [x for x in m.walk()  # type: ignore[union-attr]
-                                                      if isinstance(x, OpNode)]
-            found = self._counts[m] = Counter(nodes[o.name].get("diff", "unchanged")
-                                              for o in ops if o.role == "op")
-        return found
+        if found is not None:
+            return found
+        # Children before parents, each group the sum of its children: the groups asked about
+        # nest, and walking every one's subtree would cost ops × depth.
+        nodes = self.h.model.graph._node
+        order, stack = [], [m]
+        while stack:
+            x = stack.pop()
+            if x not in self._counts:
+                order.append(x)
+                if isinstance(x, Group):
+                    stack.extend(x.children)
+        for x in reversed(order):
+            counts: Counter[str] = Counter()
+            if isinstance(x, Group):
+                for child in x.children:
+                    counts.update(self._counts[child])
+            elif x.role == "op":
+                counts[nodes[x.name].get("diff", "unchanged")] = 1
+            self._counts[x] = counts
+        return self._counts[m]
 
     def changes(self, m: Member) -> int:
         """How many of its ops were added, removed or changed."""
