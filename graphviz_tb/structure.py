@@ -73,6 +73,7 @@ class Templates:
         #: Relative forms computed so far, and ``series_made`` when they were: a picture
         #: compares the groups that settling just compared (see :meth:`_form`).
         self._forms: dict[Group, tuple | None] = {}
+        self._sizes: dict[Group, int] = {}
         self._forms_made = 0
         #: After :meth:`complete`: every template's instances (name order), and the templates
         #: with two or more, in legend order.
@@ -143,7 +144,11 @@ class Templates:
             if len(same_key) == 1:
                 out.append(same_key)
                 continue
-            if all(g._template is not None for g in same_key):
+            if all(g._template is not None for g in same_key) or len(
+                    {self._size(g) for g in same_key}) > 1:
+                # Subtrees of different sizes have different forms, so templates would be
+                # decided anyway; and forms of nested groups (a scope nested 3,000 deep) hold
+                # every level's names once per level: cubic in the depth.
                 out.extend(_by_template(same_key).values())
                 continue
             forms: list[tuple[tuple | None, list[Group]]] = []
@@ -170,12 +175,36 @@ class Templates:
     def _form(self, group: Group) -> tuple | None:
         """:func:`_relative_form`, remembered until a series is made anywhere (which may
         change a subtree)."""
-        if self._forms_made != self.h.series_made:
-            self._forms.clear()
-            self._forms_made = self.h.series_made
+        self._fresh()
         if group not in self._forms:
             self._forms[group] = _relative_form(group, self.h.model.graph._succ)
         return self._forms[group]
+
+    def _fresh(self) -> None:
+        """Forget forms and sizes when a series was made since (it may change a subtree)."""
+        if self._forms_made != self.h.series_made:
+            self._forms.clear()
+            self._sizes.clear()
+            self._forms_made = self.h.series_made
+
+    def _size(self, group: Group) -> int:
+        """How many members the group's subtree holds as it stands (a form's length), each
+        subtree counted once however deep the nesting: children before parents."""
+        self._fresh()
+        sizes = self._sizes
+        stack: list[tuple[Group, bool]] = [(group, False)]
+        while stack:
+            g, ready = stack.pop()
+            if g in sizes:
+                continue
+            if ready:
+                sizes[g] = 1 + sum(sizes[c] if isinstance(c, Group) else 1
+                                   for c in g._children)
+                continue
+            stack.append((g, True))
+            stack.extend((c, False) for c in g._children
+                         if isinstance(c, Group) and c not in sizes)
+        return sizes[group]
 
     def _bucket_all(self) -> None:
         """Key every group by an invariant equal structures share: its function and the
