@@ -55,7 +55,7 @@ def unnumbered_label(i: int) -> str:
     while i:
         i, r = divmod(i, 26)
         out.append(letters[r])
-    return "".join(out)
+    return "".join(reversed(out))
 
 
 def wide(count: int, numbered: bool = True) -> graph_pb2.GraphDef:
