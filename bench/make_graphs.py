@@ -144,7 +144,10 @@ def keras_graph_mode_train(
             loss = tf.reduce_mean(
                 tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
             )
-        variables = [v.value for v in model.trainable_variables]
+        # Keras 3 wraps each tf.Variable (``.value``); Keras 2 (TensorFlow <= 2.15) hands
+        # out the tf.Variable itself.
+        variables = [v if isinstance(v, tf.Variable) else v.value
+                     for v in model.trainable_variables]
         with tf.name_scope("train"):
             if optimizer is None:
                 tf.gradients(loss, variables)
@@ -402,6 +405,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"build only these: {', '.join(BUILDERS)}",
     )
     parser.add_argument(
+        "--suffix",
+        default="",
+        help="append this to each file name (nasnet_large_train_tf2.15.pb: one copy per "
+        "TensorFlow version that builds it; bench/scale.py measures every copy)",
+    )
+    parser.add_argument(
         "--variants",
         action="store_true",
         help="compare training-graph constructions instead of writing graphs",
@@ -419,9 +428,11 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         graph_def = BUILDERS[name]()
         if name != "synthetic_200k":  # compose_to_file already wrote it
-            (GRAPHS_DIR / f"{name}.pb").write_bytes(graph_def.SerializeToString(deterministic=True))
+            (GRAPHS_DIR / f"{name}{args.suffix}.pb").write_bytes(
+                graph_def.SerializeToString(deterministic=True))
         info = _describe(name, graph_def, time.perf_counter() - start)
-        counts[name] = info
+        info["tensorflow"], info["keras"] = tf.__version__, keras.__version__
+        counts[name + args.suffix] = info
         target = f" (issue: {info['target']:,})" if info["target"] else ""
         print(
             f"{name:20s} ops={info['ops']:7,d}{target} functions={info['functions']} "
