@@ -106,8 +106,8 @@ def graph_cost(graph_def: Any, options: LoadOptions) -> Cost:
         chars += len(name)
         scopes.add(name.rpartition("/")[0])
     scopes.discard("")
-    nested = sum(len(s) * (s.count("/") + 1) for s in scopes) // 2
     depth = max((s.count("/") + 1 for s in scopes), default=0)
+    nested = _group_names(scopes)
     inlined = 0
     library = ({f.signature.name: f for f in graph_def.library.function}
                if options.functions and graph_def.HasField("library") else {})
@@ -122,6 +122,24 @@ def graph_cost(graph_def: Any, options: LoadOptions) -> Cost:
             inlined += sum(len(f.node_def) for f in library.values())
         inlined = min(inlined, options.max_function_ops)
     return Cost(len(graph_def.node) + inlined, inlined, chars, nested, depth, _resident())
+
+
+def _group_names(scopes: set[str]) -> int:
+    """The characters of every group's name: each scope and each of its ancestors, once.
+
+    A scope's ancestors are walked only until one already counted, so the work is the length
+    of the names counted, once each; only their hashes are kept, not the names.
+    """
+    seen = {hash(s) for s in scopes}
+    total = 0
+    for scope in scopes:
+        total += len(scope)
+        parent = scope.rpartition("/")[0]
+        while parent and hash(parent) not in seen:
+            seen.add(hash(parent))
+            total += len(parent)
+            parent = parent.rpartition("/")[0]
+    return total
 
 
 def _resident() -> int:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import hostile_inputs
 import pytest
 
 import graphviz_tb
@@ -51,8 +52,11 @@ def test_cost_counts_ops_calls_and_nested_names() -> None:
     deep = graph_cost(graphs_shapes.deep(2000), LoadOptions())
     assert (shallow.depth, deep.depth) == (1000, 2000)
     assert 4 < deep.nested_names / shallow.nested_names < 4.6  # longer numbers, too
-    name = "/".join(f"s{i}" for i in range(2000))
-    assert deep.nested_names == len(name) * 2000 // 2
+    names = ["/".join(f"s{i}" for i in range(level)) for level in range(1, 2001)]
+    assert deep.nested_names == sum(map(len, names))  # each nested group's name, once
+    # Scopes with an op at every level (their ancestors are scopes too) count each once.
+    every = graph_cost(hostile_inputs.deep_scopes_graph(2000), LoadOptions())
+    assert every.nested_names == sum(map(len, names))
 
 
 def test_a_graph_too_large_is_refused_in_one_line(tmp_path: Path) -> None:
