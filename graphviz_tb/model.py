@@ -123,11 +123,11 @@ def parse_input(text: str) -> InputRef:
         return InputRef(text)
     if len(parts) == 2:
         name, index = parts
-        if index.isdigit():
+        if index.isascii() and index.isdigit():  # int() refuses ², TF refuses ٣
             return InputRef(name, int(index))
         return InputRef(name, 0, error=f"bad output index {index!r}")
     name, arg, index = parts[0], ":".join(parts[1:-1]), parts[-1]
-    if index.isdigit():
+    if index.isascii() and index.isdigit():
         return InputRef(name, int(index), arg=arg)
     return InputRef(name, 0, arg=arg, error=f"bad output index {index!r}")
 
