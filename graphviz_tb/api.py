@@ -280,8 +280,9 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
              else str(discovery.path))
     # Before the model is built: a graph too large for the machine gets one line, not a
     # kill by the kernel halfway through.
-    cost = graph_cost(graph_def, options)
+    names = [node.name for node in graph_def.node]  # read once, for both
+    cost = graph_cost(graph_def, options, names)
     check_load(cost, where)
     model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
-                        where=where)
+                        where=where, names=names)
     return Graph(model, discovery, index, cost)

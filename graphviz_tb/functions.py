@@ -286,6 +286,7 @@ def build_model(
     options: LoadOptions | None = None,
     kind: str = "op",
     where: str = "graph",
+    names: list[str] | None = None,
 ) -> GraphModel:
     """The model stage whole: a GraphDef's ops (:func:`~graphviz_tb.model.start_model`),
     then its function calls opened into their bodies, then cycles marked.
@@ -302,6 +303,8 @@ def build_model(
         ``op`` or ``conceptual`` (Keras layer graphs).
     where:
         Names the input in error messages.
+    names:
+        The NodeDefs' names, when the caller read them already.
 
     Raises
     ------
@@ -309,7 +312,8 @@ def build_model(
         When the GraphDef has no ops and no function library to show.
     """
     options = options or LoadOptions()
-    model, builder, names = start_model(graph_def, source=source, kind=kind, where=where)
+    model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,
+                                        names=names)
     if options.functions and model.functions:
         if names:
             inline_calls(model, builder, names, options)

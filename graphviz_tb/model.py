@@ -324,13 +324,13 @@ class ModelBuilder:
                       "tensor": (src, out_index), "back": False})
 
 
-def _add_graph_nodes(builder: ModelBuilder, node_defs: Any) -> list[tuple[str, Any]]:
+def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
+                     names: list[str]) -> list[tuple[str, Any]]:
     """Add the top-level NodeDefs (the common path of :meth:`ModelBuilder.add_node`, inlined: it
     runs once per op of the graph)."""
     ops, node, succ, pred = builder.ops, builder.g._node, builder.g._succ, builder.g._pred
     named = []
-    for nd in node_defs:
-        name = nd.name
+    for name, nd in zip(names, node_defs, strict=True):
         if name in ops:
             if not builder.reserved:
                 builder.reserved = {other.name for other in node_defs}
@@ -475,11 +475,15 @@ def _acyclic(succ: dict, loops: set[str]) -> bool:
 
 
 def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str = "op",
-                where: str = "graph") -> tuple[GraphModel, ModelBuilder, list[str]]:
+                where: str = "graph", names: list[str] | None = None
+                ) -> tuple[GraphModel, ModelBuilder, list[str]]:
     """The first step of the model stage: a :class:`GraphModel` of the GraphDef's own ops,
     wired input by input, with its function library recorded but not yet opened (that is
     :mod:`graphviz_tb.functions`, the second step).  Returns the model, the builder that adds
     to it, and the names of the top-level ops.
+
+    ``names`` are the NodeDefs' names when the caller has read them already (each read from
+    protobuf makes a new string: 30 ms on NASNet-Large).
 
     Raises
     ------
@@ -497,7 +501,9 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     if not graph_def.node and not model.functions:
         raise NoGraphError(f"{where}: the graph holds no ops")
     builder = ModelBuilder(model, model.warnings)
-    named = _add_graph_nodes(builder, graph_def.node)
+    nodes = graph_def.node
+    named = _add_graph_nodes(builder, nodes,
+                             names if names is not None else [nd.name for nd in nodes])
     _wire_graph_inputs(builder, named)
     return model, builder, [name for name, _ in named]
 

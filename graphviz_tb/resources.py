@@ -32,6 +32,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from .errors import GraphvizTbError
@@ -51,6 +52,8 @@ _PER_HTML_OP = 3_000
 _PER_EXPANDED_OP = 19_000
 _UNKNOWN_RESIDENT = 100 * MB  # what the process holds, where the system cannot say
 _CAP_FLOOR = 256 * MB  # the lowest cap limit_process() sets
+#: Below this bound (the scopes' names times the depth), nested names are not counted exactly.
+_EXACT_NESTED = 64 * MB
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
 
 
@@ -93,21 +96,21 @@ class Cost:
         return text + f", scopes nested up to {self.depth:,} deep"
 
 
-def graph_cost(graph_def: Any, options: LoadOptions) -> Cost:
-    """Count what costs memory in a GraphDef (one pass over its names; no model built)."""
+def graph_cost(graph_def: Any, options: LoadOptions, names: list[str] | None = None) -> Cost:
+    """Count what costs memory in a GraphDef (one pass over its names, ``names`` when the
+    caller read them already; no model built)."""
     # Imported here: the CLI imports this module for limit_process() before any graph is
     # read, and the function stage brings networkx with it.
     from .functions import call_targets
 
-    chars = 0
-    scopes: set[str] = set()
-    for node in graph_def.node:  # a plain loop: it runs over every op of the graph
-        name = node.name
-        chars += len(name)
-        scopes.add(name.rpartition("/")[0])
+    if names is None:
+        names = [node.name for node in graph_def.node]
+    scopes = {name.rpartition("/")[0] for name in names}
     scopes.discard("")
-    depth = max((s.count("/") + 1 for s in scopes), default=0)
-    nested = _group_names(scopes)
+    depth = max(map(str.count, scopes, repeat("/")), default=-1) + 1
+    nested = sum(map(len, scopes)) * depth
+    if nested > _EXACT_NESTED:  # deep, long names: count them exactly
+        nested = _group_names(scopes)
     inlined = 0
     library = ({f.signature.name: f for f in graph_def.library.function}
                if options.functions and graph_def.HasField("library") else {})
@@ -121,7 +124,8 @@ def graph_cost(graph_def: Any, options: LoadOptions) -> Cost:
         if not graph_def.node:  # a library alone: every function drawn once
             inlined += sum(len(f.node_def) for f in library.values())
         inlined = min(inlined, options.max_function_ops)
-    return Cost(len(graph_def.node) + inlined, inlined, chars, nested, depth, _resident())
+    return Cost(len(names) + inlined, inlined, sum(map(len, names)), nested, depth,
+                _resident())
 
 
 def _group_names(scopes: set[str]) -> int:
