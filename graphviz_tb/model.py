@@ -175,7 +175,7 @@ class GraphModel:
     def attrs(self, name: str) -> dict[str, Any]:
         """Decoded attributes of an op (cached; ``_output_shapes`` left to :meth:`outputs`)."""
         if name not in self._attrs:
-            node_def = self.graph.nodes[name].get("node_def")
+            node_def = self.graph._node[name].get("node_def")
             decoded = decode_attrs(node_def.attr) if node_def is not None else {}
             decoded.pop("_output_shapes", None)
             self._attrs[name] = decoded
@@ -185,7 +185,7 @@ class GraphModel:
         """What is known about each output of an op."""
         cached = self._outputs.get(name)
         if cached is None:
-            data = self.graph.nodes[name]
+            data = self.graph._node[name]  # the node dict itself: 3x faster than the view
             node_def = data.get("node_def")
             if "outputs" in data:
                 cached = data["outputs"]
@@ -206,11 +206,11 @@ class GraphModel:
 
     def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
         """The tensor a data edge carries (looking through a function's return node)."""
-        data = self.graph.edges[src, dst, key]
+        data = self.graph._succ[src][dst][key]  # not networkx's edge view: a hot path
         if data["kind"] == CONTROL:
             return None
         info = self.tensor(*data["tensor"])
-        if (info is None or not info.known) and self.graph.nodes[src]["role"] == "retval":
+        if (info is None or not info.known) and self.graph._node[src]["role"] == "retval":
             for _u, _, d in self.graph.in_edges(src, data=True):
                 if d["kind"] != CONTROL:
                     return self.tensor(*d["tensor"])
