@@ -34,6 +34,11 @@ synthetic_200k        ~200k   bench/graphs_synthetic.py: prefixed copies of the 
 
 Graph-mode builds put everything in the top-level graph with Keras' layer name scopes, and
 also hold each variable's initializer subgraph, which a tf.function trace does not.
+
+Another TensorFlow version builds another NASNet-Large: in a venv with tensorflow-cpu 2.15
+(Keras 2), ``python bench/make_graphs.py --only nasnet_large_train --suffix _tf2.15`` writes
+``nasnet_large_train_tf2.15.pb`` (49,716 ops, 1,056 library functions of 6,864 ops, layer
+scopes at the top level); bench/scale.py measures every ``nasnet_large_train*.pb``.
 """
 
 from __future__ import annotations
