@@ -259,12 +259,11 @@ def inline_calls(model: GraphModel, builder: ModelBuilder, names: list[str],
                  options: LoadOptions) -> None:
     """Open every call among the top-level ops ``names`` (and, transitively, inside bodies)."""
     inliner = _Inliner(model, builder, options)
-    g = model.graph
-    inliner.queue.extend(
-        (n, ()) for n in names
-        if g.nodes[n]["node_def"] is not None and call_targets(g.nodes[n]["node_def"],
-                                                               model.functions)[0]
-    )
+    nodes, library = model.graph._node, model.functions  # the node dicts: a loop over all ops
+    for n in names:
+        node_def = nodes[n]["node_def"]
+        if node_def is not None and call_targets(node_def, library)[0]:
+            inliner.queue.append((n, ()))
     inliner.run()
 
 
