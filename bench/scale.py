@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -42,8 +43,8 @@ from run import (
     SCALE_BEGIN,
     SCALE_END,
     load_average,
-    measure,
     parse_only,
+    run_timed,
     say,
     tbgraph,
 )
@@ -133,18 +134,46 @@ class Row:
     points: list[Point] = field(default_factory=list)
 
 
-def guarded(cmd: list[str], repeat: int) -> Timing:
-    """:func:`run.measure` with a 10-minute bound, a failure (a graph refused as too large
-    for the machine) reported as its last line."""
+def once(timing: Timing, cmd: list[str]) -> None:
+    """One more run of ``cmd`` into ``timing`` (a fresh process, a 10-minute bound); a failure
+    (a graph refused as too large for the machine) ends the timing with its last line."""
+    if timing.note:
+        return
     try:
-        return measure(cmd, repeat, timeout=600)
+        seconds, peak, done = run_timed(cmd, timeout=600)
     except RuntimeError as exc:
-        return Timing(note=f"failed: {str(exc).splitlines()[-1][-100:]}")
+        timing.times.clear()
+        timing.note = f"failed: {str(exc).splitlines()[-1][-100:]}"
+        return
+    if not done:
+        timing.times.clear()
+        timing.note, timing.limit = "> 600 s (timed out)", 600.0
+        return
+    timing.times.append(seconds)
+    timing.peak_kib = max(timing.peak_kib, peak)
+
+
+def alternating(commands: list[list[str]], reps: list[int]) -> list[Timing]:
+    """Each command run ``reps[i]`` times, in rounds (A B C, A B C …) rather than one after
+    the other: drift on a shared machine then spreads over all of them alike, and each round
+    pairs measurements taken moments apart."""
+    timings = [Timing() for _ in commands]
+    for round_ in range(max(reps)):
+        for cmd, n, timing in zip(commands, reps, timings, strict=True):
+            if round_ < n:
+                once(timing, cmd)
+    return timings
+
+
+def paired_ratio(a: Timing, b: Timing) -> float | None:
+    """The median of ``a``'s runs over ``b``'s, round by round (see :func:`alternating`)."""
+    pairs = [x / y for x, y in zip(a.times, b.times, strict=False) if y > 0]
+    return statistics.median(pairs) if pairs else None
 
 
 def reps_for(path: Path, repeat: int) -> int:
-    """Files over 100 MB are measured once (the 1,000,000-op graph takes tens of seconds)."""
-    return 1 if path.stat().st_size > 100_000_000 else repeat
+    """Files over 300 MB are measured once (the 1,000,000-op graph takes half a minute)."""
+    return 1 if path.stat().st_size > 300_000_000 else repeat
 
 
 def op_count(path: Path) -> int:
@@ -153,14 +182,17 @@ def op_count(path: Path) -> int:
 
 
 def bench_shape(shape: Shape, repeat: int, work: Path) -> Row:
+    """The three sizes measured in rounds: parse and render of each size, then again."""
+    paths = [shape_file(shape, size) for size in shape.sizes]
+    say(f"== {shape.name}: {', '.join(f'{s:,}' for s in shape.sizes)} {shape.unit}")
+    commands, reps = [], []
+    for path in paths:
+        commands += [parse_only(path), tbgraph("render", str(path), "-o", str(work / "out.svg"))]
+        reps += [reps_for(path, repeat)] * 2
+    timings = alternating(commands, reps)
     row = Row(shape)
-    for size in shape.sizes:
-        path = shape_file(shape, size)
-        reps = reps_for(path, repeat)
-        say(f"== {shape.name} {size:,} {shape.unit}: {reps} run(s)")
-        parse = measure(parse_only(path), reps)
-        svg = guarded(tbgraph("render", str(path), "-o", str(work / "out.svg")), reps)
-        row.points.append(Point(size, op_count(path), parse, svg))
+    for i, (size, path) in enumerate(zip(shape.sizes, paths, strict=True)):
+        row.points.append(Point(size, op_count(path), timings[2 * i], timings[2 * i + 1]))
     return row
 
 
@@ -186,15 +218,15 @@ def nasnet_targets(targets: Targets, repeat: int, work: Path,
                     "python bench/make_graphs.py --only nasnet_large_train)", None)
     for path in copies:
         say(f"== {path.name}: parse, default view, HTML")
-        parse = measure(parse_only(path), repeat)
-        svg = guarded(tbgraph("render", str(path), "-o", str(work / "nasnet.svg")), repeat)
         html = work / "nasnet.html"
-        write = guarded(tbgraph("render", str(path), "-o", str(html)), repeat)
+        parse, svg, write = alternating(
+            [parse_only(path), tbgraph("render", str(path), "-o", str(work / "nasnet.svg")),
+             tbgraph("render", str(path), "-o", str(html))], [repeat] * 3)
         name = f"`{path.name}` ({op_count(path):,} ops)"
-        p, s = _median(parse), _median(svg)
-        ratio = s / p if p and s else None
+        ratio = paired_ratio(svg, parse)
         targets.add(f"{name}: default view ≤ 8× protobuf parse",
-                    f"{ratio:.1f}× ({s:.2f} s ÷ {p:.2f} s)" if ratio else "–",
+                    f"{ratio:.1f}× (median of {len(svg.times)} rounds; {svg.cell()} ÷ "
+                    f"{parse.cell()})" if ratio else "–",
                     None if ratio is None else ratio <= 8)
         w = _median(write)
         targets.add(f"{name}: HTML written ≤ 2 s", write.cell(), None if w is None else w <= 2)
@@ -212,7 +244,7 @@ def deep_target(targets: Targets, repeat: int, work: Path) -> None:
     shape = BY_NAME["deep"]
     path = shape_file(shape, 3_000)
     say("== deep 3,000 levels")
-    svg = guarded(tbgraph("render", str(path), "-o", str(work / "deep.svg")), repeat)
+    (svg,) = alternating([tbgraph("render", str(path), "-o", str(work / "deep.svg"))], [repeat])
     t, mb = _median(svg), svg.peak_kib / 1024
     targets.add("two ops under 3,000 nested scopes: default view < 2 s and < 300 MB",
                 f"{svg.cell()}, {mb:.0f} MB" if t is not None else svg.cell(),
@@ -235,15 +267,15 @@ def composed_target(targets: Targets, rows: list[Row]) -> None:
 # --------------------------------------------------------------------------- the report
 
 
-def _ratio(a: float | None, b: float | None) -> str:
-    """``a`` over ``b``, marked when over the per-doubling goal."""
-    if a is None or b is None or b <= 0:
+def _ratio(x: float | None) -> str:
+    """A per-doubling ratio, marked when over the goal."""
+    if x is None:
         return "–"
-    return f"{a / b:.2f}×" + ("" if a / b <= GOAL else " **over**")
+    return f"{x:.2f}×" + ("" if x <= GOAL else " **over**")
 
 
-def _times(a: float | None, b: float | None) -> str:
-    return f"{a / b:.1f}×" if a is not None and b else "–"
+def _times(x: float | None) -> str:
+    return "–" if x is None else f"{x:.1f}×"
 
 
 def _mib(kib: int) -> str:
@@ -259,13 +291,14 @@ def shape_table(rows: list[Row]) -> list[str]:
     for row in rows:
         before: Point | None = None
         for point in row.points:
-            svg, parse = _median(point.svg), _median(point.parse)
-            doubling_t = _ratio(svg, _median(before.svg)) if before else ""
-            doubling_m = (_ratio(point.svg.peak_kib, before.svg.peak_kib) if before else "")
+            doubling_t = _ratio(paired_ratio(point.svg, before.svg)) if before else ""
+            doubling_m = (_ratio(point.svg.peak_kib / before.svg.peak_kib)
+                          if before and before.svg.peak_kib else "")
             what = f"**{row.shape.name}**: {row.shape.what}" if before is None else ""
             lines.append(
                 f"| {what} | {point.size:,} {row.shape.unit} | {point.ops:,} | "
-                f"{point.parse.cell()} | {point.svg.cell()} | {_times(svg, parse)} "
+                f"{point.parse.cell()} | {point.svg.cell()} | "
+                f"{_times(paired_ratio(point.svg, point.parse))} "
                 f"| {_mib(point.svg.peak_kib)} | {doubling_t} | {doubling_m} |")
             before = point
     return lines
@@ -286,10 +319,14 @@ def section(rows: list[Row], targets: Targets, repeat: int, load_start: str,
         "## Scaling: each shape at 1×, 2× and 4×",
         "",
         "Generated by `bench/scale.py` (part of `make bench`). Each cell is the median "
-        f"(min–max) of {repeat} runs (1 for files over 100 MB) of a fresh process; peak memory "
-        "is the largest resident set among the process and what it waits for (`dot`). "
-        "*× per doubling* divides a size's median (or peak) by the one before it, measured in "
-        f"the same run: at most {GOAL}× is the goal (a quadratic stage shows 4×). The shapes "
+        f"(min–max) of {repeat} runs (1 for files over 300 MB) of a fresh process, the three "
+        "sizes and their parse taken in rounds (so drift on the shared machine falls on all "
+        "alike); peak memory is the largest resident set among the process and what it waits "
+        "for (`dot`). "
+        "*× per doubling* divides a size's time by the one before it, round by round, and "
+        "gives the median (memory: the peaks); *÷ parse* likewise against the parse of the "
+        f"same file in the same round. At most {GOAL}× per doubling is the goal (a quadratic "
+        "stage shows 4×). The shapes "
         "come from `bench/graphs_shapes.py`; the composed graph is copies of the real models "
         "in `bench/graphs/`.",
         "",
