@@ -187,3 +187,24 @@ def test_sections_of_a_series_are_proved_alike_without_a_search(
     sections = [g for g in h.groups.values() if g.kind == "section"]
     assert len(sections) == 5
     assert len({g.template for g in sections}) == 1
+
+
+def test_composed_copies_of_a_real_model_are_alike() -> None:
+    """The 1,000,000-op bench graph is copies of real models side by side
+    (``bench/graphs_synthetic.py``); three copies of the MNIST sample: three times its ops and
+    edges, one top-level group per copy, all three one structure."""
+    from graphs_synthetic import compose, load_graph_def
+
+    source = load_graph_def(Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb")
+    composed = compose([source], target=3 * len(source.node))
+    assert len(composed.node) == 3 * len(source.node)
+    one = graphviz_tb.load(source).info()
+    graph = graphviz_tb.load(composed)
+    info = graph.info()
+    assert info["nodes"] == 3 * one["nodes"]
+    assert info["edges"] == {k: 3 * v for k, v in one["edges"].items()}
+    h = graph.hierarchy()
+    copies = [h.groups[f"copy_{i}"] for i in range(3)]
+    assert [c.parent for c in copies] == [h.root] * 3
+    h.complete()
+    assert len({c.template for c in copies}) == 1
