@@ -92,10 +92,12 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
 	@touch $@
 
 # Speed and size against the baselines and peers, side by side in one run: builds the graphs
-# in bench/graphs/ with TensorFlow when missing, then writes bench/RESULTS.md (takes a while).
+# in bench/graphs/ with TensorFlow when missing, then writes bench/RESULTS.md (takes a while);
+# then the scaling bench: each graph shape at 1x, 2x and 4x, its section of RESULTS.md.
 bench: $(VENV)/.stamp-bench $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python bench/run.py --build-missing
+	$(BIN)/python bench/scale.py
 
 samples: $(VENV)/.stamp-test
 	$(BIN)/python samples/make_samples.py

@@ -4,7 +4,8 @@ No real model reaches 200k ops, so this stitches whole copies of real graphs sid
 Copy K of a graph has every node renamed ``copy_K/<name>``, with its data inputs, control
 inputs (``^name``) and colocation attributes (``_class: loc:@name``) rewritten to match, so
 each copy stays a valid, self-contained subgraph.  Function libraries are merged (same-named
-functions must be identical).  Needs only protobuf and TensorFlow's GraphDef proto.
+functions must be identical).  Needs only protobuf and the GraphDef proto (TensorBoard's copy
+of it: no TensorFlow).
 
 Library use::
 
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tensorflow.core.framework import graph_pb2, node_def_pb2
+from tensorboard.compat.proto import graph_pb2, node_def_pb2
 
 LOC_PREFIX = b"loc:@"
 

@@ -34,6 +34,11 @@ synthetic_200k        ~200k   bench/graphs_synthetic.py: prefixed copies of the 
 
 Graph-mode builds put everything in the top-level graph with Keras' layer name scopes, and
 also hold each variable's initializer subgraph, which a tf.function trace does not.
+
+Another TensorFlow version builds another NASNet-Large: in a venv with tensorflow-cpu 2.15
+(Keras 2), ``python bench/make_graphs.py --only nasnet_large_train --suffix _tf2.15`` writes
+``nasnet_large_train_tf2.15.pb`` (49,716 ops, 1,056 library functions of 6,864 ops, layer
+scopes at the top level); bench/scale.py measures every ``nasnet_large_train*.pb``.
 """
 
 from __future__ import annotations
@@ -144,7 +149,10 @@ def keras_graph_mode_train(
             loss = tf.reduce_mean(
                 tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
             )
-        variables = [v.value for v in model.trainable_variables]
+        # Keras 3 wraps each tf.Variable (``.value``); Keras 2 (TensorFlow <= 2.15) hands
+        # out the tf.Variable itself.
+        variables = [v if isinstance(v, tf.Variable) else v.value
+                     for v in model.trainable_variables]
         with tf.name_scope("train"):
             if optimizer is None:
                 tf.gradients(loss, variables)
@@ -402,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"build only these: {', '.join(BUILDERS)}",
     )
     parser.add_argument(
+        "--suffix",
+        default="",
+        help="append this to each file name (nasnet_large_train_tf2.15.pb: one copy per "
+        "TensorFlow version that builds it; bench/scale.py measures every copy)",
+    )
+    parser.add_argument(
         "--variants",
         action="store_true",
         help="compare training-graph constructions instead of writing graphs",
@@ -419,9 +433,11 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         graph_def = BUILDERS[name]()
         if name != "synthetic_200k":  # compose_to_file already wrote it
-            (GRAPHS_DIR / f"{name}.pb").write_bytes(graph_def.SerializeToString(deterministic=True))
+            (GRAPHS_DIR / f"{name}{args.suffix}.pb").write_bytes(
+                graph_def.SerializeToString(deterministic=True))
         info = _describe(name, graph_def, time.perf_counter() - start)
-        counts[name] = info
+        info["tensorflow"], info["keras"] = tf.__version__, keras.__version__
+        counts[name + args.suffix] = info
         target = f" (issue: {info['target']:,})" if info["target"] else ""
         print(
             f"{name:20s} ops={info['ops']:7,d}{target} functions={info['functions']} "

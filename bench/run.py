@@ -51,6 +51,8 @@ CATALOGUE = {
     "nasnet_large_train": "NASNet-Large training step",
     "synthetic_200k": "synthetic graph composed from the above",
 }
+#: Where bench/scale.py's section of RESULTS.md begins and ends (this script keeps it).
+SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
 #: Files this large are measured once, whatever --repeat says.
 BIG_FILE = 20_000_000
 
@@ -276,7 +278,7 @@ def versions(browser: peers.Browser | None) -> str:
     return ", ".join(parts)
 
 
-def _load() -> str:
+def load_average() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
@@ -416,7 +418,7 @@ def write_results(rows: list[dict], target: Path, started: float, s: Settings,
         "",
         f"Machine: {machine()}.  ",
         f"Software: {versions(browser)}.  ",
-        f"Load average (1, 5, 15 min) at the start: {load_start}; at the end: {_load()}.",
+        f"Load average (1, 5, 15 min) at the start: {load_start}; at the end: {load_average()}.",
         "",
         "## Command line",
         "",
@@ -454,7 +456,17 @@ def write_results(rows: list[dict], target: Path, started: float, s: Settings,
         f"Total benchmark time: {time.perf_counter() - started:.0f} s.",
         "",
     ]
-    target.write_text("\n".join(lines), encoding="utf-8")
+    scale = _scale_section(target)  # bench/scale.py's part, kept as it was
+    target.write_text("\n".join(lines) + (f"\n{scale}\n" if scale else ""), encoding="utf-8")
+
+
+def _scale_section(results: Path) -> str:
+    """The section bench/scale.py wrote into RESULTS.md (between its markers), or ""."""
+    if not results.exists():
+        return ""
+    text = results.read_text(encoding="utf-8")
+    start, end = text.find(SCALE_BEGIN), text.find(SCALE_END)
+    return text[start:end + len(SCALE_END)] if 0 <= start < end else ""
 
 
 # --------------------------------------------------------------------------- main
@@ -494,7 +506,7 @@ def main() -> int:
     # package, an editable checkout has none until run, and under PYTHONDONTWRITEBYTECODE it
     # would compile every module on every start (0.15 s of each measured command).
     compileall.compile_dir(str(HERE.parent / "graphviz_tb"), quiet=1)
-    started, load_start = time.perf_counter(), _load()
+    started, load_start = time.perf_counter(), load_average()
     browser = None
     if not args.no_browser:
         try:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .inference import ShapeReport
     from .model import GraphModel
     from .readers.base import Discovery, GraphSource
+    from .resources import Cost
 
 __all__ = ["Diff", "Graph", "diff", "load"]
 
@@ -38,11 +39,15 @@ class Graph:
         The op graph (:class:`graphviz_tb.model.GraphModel`, a networkx MultiDiGraph inside).
     discovery:
         Every graph the input holds; ``index`` says which one this is.
+    cost:
+        What the graph holds that costs memory (see :mod:`graphviz_tb.resources`); each
+        render is checked against it first.
     """
 
     def __init__(self, model: GraphModel, discovery: Discovery, index: int,
-                 load_options: LoadOptions | None = None) -> None:
+                 load_options: LoadOptions | None = None, cost: Cost | None = None) -> None:
         self.model = model
+        self.cost = cost
         self.discovery = discovery
         self.index = index
         self.load_options = load_options or LoadOptions()
@@ -262,10 +267,13 @@ class Graph:
         (True, True)
         """
         from .render import format_for, render_bytes, write_output  # imported when used
+        from .resources import check_render  # as above
 
         options = replace(options or RenderOptions(), **kwargs) if kwargs else (
             options or RenderOptions())
         fmt = format_for(path, format)
+        if self.cost is not None:
+            check_render(self.cost, self.name, fmt, options)
         indices = self._page_graphs() if fmt == "html" else [self.index]
         if len(indices) > 1:
             data = self._logdir_page(indices, options, progress)
@@ -385,6 +393,7 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     # The readers and the model (protobuf, networkx) are imported when a graph is loaded.
     from .functions import build_model
     from .readers import discover, discover_object, select
+    from .resources import check_load, graph_cost
 
     if options is None:
         options = LoadOptions(**kwargs)
@@ -404,10 +413,16 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
         what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the object"
         raise InputError(f"{what} is nested too deeply to read (thousands of levels of "
                          "brackets or messages); it is malformed or not a model") from None
+    where = (f"{discovery.path} ({chosen.name})" if len(discovery.graphs) > 1
+             else str(discovery.path))
+    # Before the model is built: a graph too large for the machine gets one line, not a
+    # kill by the kernel halfway through.
+    names = [node.name for node in graph_def.node]  # read once, for both
+    cost = graph_cost(graph_def, options, names)
+    check_load(cost, where)
     model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
-                        where=f"{discovery.path} ({chosen.name})"
-                        if len(discovery.graphs) > 1 else str(discovery.path))
-    return Graph(model, discovery, index, options)
+                        where=where, names=names)
+    return Graph(model, discovery, index, options, cost)
 
 
 class Diff:

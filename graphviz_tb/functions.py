@@ -259,12 +259,11 @@ def inline_calls(model: GraphModel, builder: ModelBuilder, names: list[str],
                  options: LoadOptions) -> None:
     """Open every call among the top-level ops ``names`` (and, transitively, inside bodies)."""
     inliner = _Inliner(model, builder, options)
-    g = model.graph
-    inliner.queue.extend(
-        (n, ()) for n in names
-        if g.nodes[n]["node_def"] is not None and call_targets(g.nodes[n]["node_def"],
-                                                               model.functions)[0]
-    )
+    nodes, library = model.graph._node, model.functions  # the node dicts: a loop over all ops
+    for n in names:
+        node_def = nodes[n]["node_def"]
+        if node_def is not None and call_targets(node_def, library)[0]:
+            inliner.queue.append((n, ()))
     inliner.run()
 
 
@@ -286,6 +285,7 @@ def build_model(
     options: LoadOptions | None = None,
     kind: str = "op",
     where: str = "graph",
+    names: list[str] | None = None,
 ) -> GraphModel:
     """The model stage whole: a GraphDef's ops (:func:`~graphviz_tb.model.start_model`),
     then its function calls opened into their bodies, then cycles marked.
@@ -302,6 +302,8 @@ def build_model(
         ``op`` or ``conceptual`` (Keras layer graphs).
     where:
         Names the input in error messages.
+    names:
+        The NodeDefs' names, when the caller read them already.
 
     Raises
     ------
@@ -309,7 +311,8 @@ def build_model(
         When the GraphDef has no ops and no function library to show.
     """
     options = options or LoadOptions()
-    model, builder, names = start_model(graph_def, source=source, kind=kind, where=where)
+    model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,
+                                        names=names)
     if options.functions and model.functions:
         if names:
             inline_calls(model, builder, names, options)

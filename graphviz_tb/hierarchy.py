@@ -569,7 +569,8 @@ def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:
             continue
         if not keys:
             continue
-        keep = [m for m in grp._children if not any(m in buckets[k] for k in keys)]
+        moved = {m for k in keys for m in buckets[k]}  # a set: list membership was quadratic
+        keep = [m for m in grp._children if m not in moved]
         new_groups = []
         for key in sorted(keys):
             full = f"{base}/{key}" if base else key

@@ -150,10 +150,10 @@ def carried_tensors(h: Hierarchy, agg: AggEdge) -> dict[tuple[str, int], tuple[s
     One tensor read by several consumers inside a group is one tensor, not several: labels
     and widths count what travels, not how many ops read it.
     """
-    edges = h.model.graph.edges
+    succ = h.model.graph._succ  # the adjacency dicts: networkx's edge view costs 3x more
     out: dict[tuple[str, int], tuple[str, str, int]] = {}
     for u, v, k in agg.edges:
-        data = edges[u, v, k]
+        data = succ[u][v][k]
         if data["kind"] != CONTROL:
             out.setdefault(data["tensor"], (u, v, k))
     return out

@@ -16,6 +16,7 @@ which equal structures always share, and deciding exactly only within the bucket
 from __future__ import annotations
 
 import colorsys
+import re
 from typing import TYPE_CHECKING, TypeVar
 
 import networkx as nx
@@ -33,6 +34,7 @@ __all__ = ["UNIQUE_COLOR", "PictureColors", "Templates", "palette", "structured_
            "templates_of"]
 
 _K = TypeVar("_K")
+_DIGITS = re.compile(r"(\d+)")
 
 UNIQUE_COLOR = {"light": "#dcdcdc", "dark": "#4a4a4a"}
 #: Above this many children, a group is matched by signature alone (isomorphism is costly).
@@ -65,7 +67,10 @@ class Templates:
         self.h = h
         self._op_ids: dict[str, int] = {}
         self._intern = _Interner()
-        self._buckets: dict[tuple, list[tuple[int, tuple | None, nx.DiGraph | None]]] = {}
+        #: Per description: each template's id, its witnesses (wiring by child names, and by
+        #: child places in natural name order) and its child graph (for isomorphism tests).
+        self._buckets: dict[tuple, list[tuple[int, tuple | None, tuple | None,
+                                              nx.DiGraph | None]]] = {}
         self._next = 0
         self._bucketed: dict[tuple, list[Group]] | None = None
         self._key: dict[Group, tuple] = {}
@@ -73,6 +78,7 @@ class Templates:
         #: Relative forms computed so far, and ``series_made`` when they were: a picture
         #: compares the groups that settling just compared (see :meth:`_form`).
         self._forms: dict[Group, tuple | None] = {}
+        self._sizes: dict[Group, int] = {}
         self._forms_made = 0
         #: After :meth:`complete`: every template's instances (name order), and the templates
         #: with two or more, in legend order.
@@ -143,7 +149,11 @@ class Templates:
             if len(same_key) == 1:
                 out.append(same_key)
                 continue
-            if all(g._template is not None for g in same_key):
+            if all(g._template is not None for g in same_key) or len(
+                    {self._size(g) for g in same_key}) > 1:
+                # Subtrees of different sizes have different forms, so templates would be
+                # decided anyway; and forms of nested groups (a scope nested 3,000 deep) hold
+                # every level's names once per level: cubic in the depth.
                 out.extend(_by_template(same_key).values())
                 continue
             forms: list[tuple[tuple | None, list[Group]]] = []
@@ -170,12 +180,36 @@ class Templates:
     def _form(self, group: Group) -> tuple | None:
         """:func:`_relative_form`, remembered until a series is made anywhere (which may
         change a subtree)."""
-        if self._forms_made != self.h.series_made:
-            self._forms.clear()
-            self._forms_made = self.h.series_made
+        self._fresh()
         if group not in self._forms:
             self._forms[group] = _relative_form(group, self.h.model.graph._succ)
         return self._forms[group]
+
+    def _fresh(self) -> None:
+        """Forget forms and sizes when a series was made since (it may change a subtree)."""
+        if self._forms_made != self.h.series_made:
+            self._forms.clear()
+            self._sizes.clear()
+            self._forms_made = self.h.series_made
+
+    def _size(self, group: Group) -> int:
+        """How many members the group's subtree holds as it stands (a form's length), each
+        subtree counted once however deep the nesting: children before parents."""
+        self._fresh()
+        sizes = self._sizes
+        stack: list[tuple[Group, bool]] = [(group, False)]
+        while stack:
+            g, ready = stack.pop()
+            if g in sizes:
+                continue
+            if ready:
+                sizes[g] = 1 + sum(sizes[c] if isinstance(c, Group) else 1
+                                   for c in g._children)
+                continue
+            stack.append((g, True))
+            stack.extend((c, False) for c in g._children
+                         if isinstance(c, Group) and c not in sizes)
+        return sizes[group]
 
     def _bucket_all(self) -> None:
         """Key every group by an invariant equal structures share: its function and the
@@ -235,24 +269,29 @@ class Templates:
         key = (_function_of(group), description)
         bucket = self._buckets.setdefault(key, [])
         template = None
-        named = graph = None
+        named = ordered = graph = None
         if exact or len(group.children) > _VERIFY_LIMIT:
             template = bucket[0][0] if bucket else None
         else:
             named = _by_names(group, label)
-            template = next((tid for tid, rep, _ in bucket if named is not None and rep == named),
-                            None)
+            template = next((tid for tid, rep, _, _ in bucket
+                             if named is not None and rep == named), None)
+            if template is None and bucket:
+                ordered = _by_order(group, label)
+                template = next((tid for tid, _, rep, _ in bucket if rep == ordered), None)
             if template is None and bucket:
                 graph = _child_graph(group, label)
-                for tid, _, rep_graph in bucket:
+                for tid, _, _, rep_graph in bucket:
                     if rep_graph is not None and _same(graph, rep_graph):
                         template = tid
                         break
         if template is None:
             self._next += 1
             template = self._next
-            bucket.append((template, named, graph or _child_graph(group, label)
-                           if not exact else None))
+            if not exact:
+                ordered = ordered or _by_order(group, label)
+                graph = graph or _child_graph(group, label)
+            bucket.append((template, named, ordered, graph))
         group._template = template
 
 
@@ -442,6 +481,28 @@ def _relative_form(group: Group, succ: dict) -> tuple | None:
                     edges.append((a, b, k, d["kind"]))
     edges.sort()
     return members, edges
+
+
+def _natural(label: str) -> list:
+    """Sort key: numbers in a name compared as numbers (``add_9`` before ``add_10``)."""
+    parts: list = _DIGITS.split(label)
+    parts[1::2] = [int(p) for p in parts[1::2]]
+    return parts
+
+
+def _by_order(group: Group, label: dict[int, int]) -> tuple:
+    """The group's wiring by its children's places in natural name order.
+
+    Two groups with equal results are isomorphic, the places being the witness.  This proves
+    the sections of one series alike (``add_1…add_200`` against ``add_201…add_400``), whose
+    names differ and whose chain of identical ops defeats both the refinement in
+    :func:`_canonical` and, slowly, the isomorphism search (25,000 chained ops took 22 s).
+    """
+    children = sorted(group.children, key=lambda m: _natural(m.label))
+    place = {id(m): i for i, m in enumerate(children)}
+    edges = sorted((place[id(a)], place[id(b)], agg.counts["data"], agg.counts["control"],
+                    agg.counts["ref"]) for (a, b), agg in group.edges.items())
+    return tuple(label[id(m)] for m in children), tuple(edges)
 
 
 def _by_names(group: Group, label: dict[int, int]) -> tuple | None:

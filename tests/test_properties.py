@@ -110,6 +110,16 @@ _TRICKY = graph_def([node("a", "Const"), node("a", "Relu"), node("a (duplicate 2
                      node("user", "Identity", ["a (duplicate 2)", "a", "^ghost", "a:x"])])
 
 
+def test_output_index_is_ascii_digits_only() -> None:
+    """``x:²`` and ``x:f:٣`` name no output: digits Python's int() refuses (superscripts)
+    or TensorFlow would (other scripts) are malformed inputs, not a crash."""
+    for text, node_name in (("x:\u00b2", "x"), ("x:f:\u0663", "x"), ("x:\u0663", "x")):
+        ref = parse_input(text)
+        assert (ref.node, ref.index) == (node_name, 0)
+        assert ref.error and "bad output index" in ref.error
+    assert parse_input("x:12").index == 12
+
+
 @settings(max_examples=300, deadline=None)
 @given(graph_defs())
 @example(_TRICKY)

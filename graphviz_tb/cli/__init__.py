@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from ..errors import GraphvizTbError, printable
+from ..resources import limit_process
 from ..version import __version__
 from . import diff, render, shapes
 from .common import engine_description, engine_line
@@ -45,6 +46,11 @@ examples:
                                         where pinned input shapes break (needs TensorFlow)
   tbgraph trace model.pb loss/Mean      the chain of an op's inputs, with shapes
   tbgraph diff old.pb new.pb -o d.html  what changed between two versions (exit 1 if any)
+
+environment:
+  TBGRAPH_MEMORY_LIMIT=8G               refuse, in one line, a graph whose estimated memory is
+                                        over this (default: the memory available); the process
+                                        is also capped there
 
 Run 'tbgraph COMMAND --help' for the options of each command.
 """
@@ -96,6 +102,11 @@ def run() -> None:
     written and the streams flushed, the process exits at once.
     """
     gc.disable()
+    try:
+        limit_process()
+    except GraphvizTbError as exc:  # a malformed TBGRAPH_MEMORY_LIMIT
+        print(f"tbgraph: error: {printable(str(exc))}", file=sys.stderr)
+        os._exit(1)
     status = main()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
@@ -118,6 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Always one line, and model strings quoted in it cannot drive the terminal.
         message = printable(" ".join(str(exc).split()))
         print(f"tbgraph: error: {message}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        # Past the cap limit_process() set (or the machine's own end): still one line.
+        print("tbgraph: error: ran out of memory; the graph is too large for this machine "
+              "(draw less with --depth 1 or --focus NAME, as SVG rather than HTML, or set "
+              "TBGRAPH_MEMORY_LIMIT to change the cap)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("tbgraph: interrupted", file=sys.stderr)
