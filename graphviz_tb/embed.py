@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .api import load
+from .api import diff, load
 from .errors import GraphvizTbError
 from .options import COLOR_BY, RANKDIRS, LoadOptions, RenderOptions, parse_input_shape
 from .version import __version__
@@ -39,6 +39,7 @@ __all__ = [
     "EmbedError",
     "content_digest",
     "copy_output",
+    "embed_files",
     "ensure_rendered",
     "figure_html",
     "markup",
@@ -116,6 +117,7 @@ _OPTIONS: dict[str, tuple[str, str, _Parser]] = {
     "alt": ("page", "alt", lambda n, t: t.strip()),
     "caption": ("page", "caption", lambda n, t: t.strip()),
     "depth": ("render", "depth", _int),
+    "budget": ("render", "budget", _int),
     "expand": ("render", "expand", lambda n, t: _globs(t)),
     "collapse": ("render", "collapse", lambda n, t: _globs(t)),
     "expand-all": ("render", "expand_all", _bool),
@@ -138,6 +140,7 @@ _OPTIONS: dict[str, tuple[str, str, _Parser]] = {
     "tags": ("load", "tags", lambda n, t: _globs(t)),
     "functions": ("load", "functions", _bool),
     "run-metadata": ("load", "run_metadata", lambda n, t: t.strip() or None),
+    "diff-from": ("page", "old", lambda n, t: t.strip()),
 }
 
 #: Every option a document may give, in the order the docs list them.
@@ -163,6 +166,9 @@ class Embed:
         Text for readers who cannot see the picture; defaults to the model's file name.
     caption:
         A caption under the picture, or None.
+    old:
+        With ``diff-from``: the earlier version of the model, absolute; the picture is then
+        the difference from it to ``source`` (as ``tbgraph diff OLD NEW``).
     digest:
         The content hash naming the output (see :func:`content_digest`).
     """
@@ -175,6 +181,7 @@ class Embed:
     height: str | None = None
     alt: str = ""
     caption: str | None = None
+    old: Path | None = None
     digest: str = ""
 
     @property
@@ -216,9 +223,7 @@ def parse_embed(source: str, options: Mapping[str, str | None], *,
     """
     if not source.strip():
         raise EmbedError("no model path given")
-    path = Path(base, os.path.expanduser(source.strip())).resolve()
-    if not path.exists():
-        raise EmbedError(f"{path}: no such model file or directory")
+    path = _existing(base, source)
     groups: dict[str, dict[str, object]] = {"page": {}, "render": {}, "load": {}}
     for name, text in options.items():
         key = name.strip().lower().replace("_", "-")
@@ -232,10 +237,28 @@ def parse_embed(source: str, options: Mapping[str, str | None], *,
     except (TypeError, ValueError) as exc:
         raise EmbedError(str(exc)) from None
     page = groups["page"]
+    if "old" in page:
+        page["old"] = _existing(base, str(page["old"]))
+        if "color_by" not in groups["render"]:  # a diff is coloured by what changed
+            render = replace(render, color_by="diff")
     embed = Embed(source=path, load=load, render=render,
                   alt=str(page.get("alt") or path.name), **{
                       k: v for k, v in page.items() if k != "alt"})  # type: ignore[arg-type]
     return _with_digest(embed)
+
+
+def _existing(base: str | os.PathLike[str], source: str) -> Path:
+    path = Path(base, os.path.expanduser(source.strip())).resolve()
+    if not path.exists():
+        raise EmbedError(f"{path}: no such model file or directory")
+    return path
+
+
+def embed_files(embed: Embed) -> Iterator[Path]:
+    """Every file the picture is drawn from: the model's, and the earlier version's."""
+    for path in (embed.old, embed.source):
+        if path is not None:
+            yield from model_files(path)
 
 
 def model_files(path: Path) -> Iterator[Path]:
@@ -269,6 +292,8 @@ def content_digest(path: Path, settings: str) -> str:
 def _with_digest(embed: Embed) -> Embed:
     settings = repr((embed.format, sorted(asdict(embed.load).items()),
                      sorted(asdict(embed.render).items())))
+    if embed.old is not None:  # the earlier version's bytes are part of what is drawn
+        settings += "\0diff-from\0" + content_digest(embed.old, "")
     return replace(embed, digest=content_digest(embed.source, settings))
 
 
@@ -288,8 +313,12 @@ def ensure_rendered(embed: Embed, directory: str | os.PathLike[str]) -> tuple[Pa
         return target, False
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        graph = load(str(embed.source), embed.load)
-        graph.render(target, format=embed.format, options=embed.render)
+        if embed.old is not None:
+            diff(str(embed.old), str(embed.source), embed.load).render(
+                target, format=embed.format, options=embed.render)
+        else:
+            load(str(embed.source), embed.load).render(target, format=embed.format,
+                                                       options=embed.render)
     except GraphvizTbError as exc:
         raise EmbedError(f"{embed.source}: {exc}") from None
     return target, True

@@ -107,6 +107,7 @@ class TbgraphPlugin(BasePlugin[TbgraphConfig]):
 
     def on_serve(self, server: LiveReloadServer, *, config: MkDocsConfig,
                  builder: Any) -> LiveReloadServer:
-        for source in sorted({str(embed.source) for embed in self.used.values()}):
+        for source in sorted({str(path) for embed in self.used.values()
+                              for path in (embed.source, embed.old) if path is not None}):
             server.watch(source)
         return server

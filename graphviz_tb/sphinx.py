@@ -53,9 +53,9 @@ from .embed import (
     Embed,
     EmbedError,
     copy_output,
+    embed_files,
     ensure_rendered,
     markup,
-    model_files,
     parse_embed,
 )
 from .version import __version__
@@ -110,7 +110,7 @@ class TbgraphDirective(SphinxDirective):
         _, path = self.env.relfn2path(self.arguments[0].strip(), self.env.docname)
         try:
             embed = parse_embed(str(path), raw, base=self.env.srcdir)
-            for file in model_files(embed.source):
+            for file in embed_files(embed):
                 self.env.note_dependency(str(file))
             _, drawn = ensure_rendered(embed, _cache_dir(self.env))
         except EmbedError as exc:

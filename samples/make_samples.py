@@ -268,6 +268,41 @@ def make_keras_cnn() -> None:
     _write_proto(SAMPLES_DIR / "keras_cnn.pb", graph_def)
 
 
+def _diff_cnn(version: int) -> graph_pb2.GraphDef:
+    """One version of a small Keras CNN, traced flat (Dense layers named by Keras' counter)."""
+    _reset_keras()
+    layers = [
+        keras.Input((28, 28, 1), name="image"),
+        keras.layers.Conv2D(8, 3, padding="same" if version == 1 else "valid",
+                            activation="relu", name="conv_a"),
+        keras.layers.MaxPooling2D(name="pool_a"),
+        keras.layers.Conv2D(16, 3, activation="relu", name="conv_b"),
+        keras.layers.GlobalAveragePooling2D(name="gap"),
+        keras.layers.Dense(32, activation="relu"),
+    ]
+    if version == 2:
+        layers.append(keras.layers.Dense(32, activation="relu"))
+    layers.append(keras.layers.Dense(10))
+    model = keras.Sequential(layers, name="cnn")
+
+    @tf.function
+    def serve(images: tf.Tensor) -> tf.Tensor:
+        return model(images, training=False)
+
+    spec = tf.TensorSpec([None, 28, 28, 1], tf.float32, name="images")
+    return serve.get_concrete_function(spec).graph.as_graph_def()
+
+
+def make_diff_pair() -> None:
+    """samples/diff/cnn_v1.pb and cnn_v2.pb: one model before and after a change, for
+    ``tbgraph diff``: v2 pads conv_a ``valid`` instead of ``same`` and inserts a Dense layer
+    (Keras renumbers the Dense layers after it: dense_1 becomes dense_2)."""
+    folder = SAMPLES_DIR / "diff"
+    folder.mkdir(exist_ok=True)
+    for version in (1, 2):
+        _write_proto(folder / f"cnn_v{version}.pb", _diff_cnn(version))
+
+
 # --------------------------------------------------------------------------------------
 # 3. Control flow, v1 (Enter/Merge/Switch/...) and v2 (While/If)
 # --------------------------------------------------------------------------------------
@@ -781,6 +816,16 @@ def build_manifest() -> dict[str, Any]:
                 "torch.utils.tensorboard.SummaryWriter.add_graph of Linear/ReLU/Linear",
             ),
         )
+    samples.extend(
+        _file_sample(
+            f"diff_cnn_v{version}",
+            d / "diff" / f"cnn_v{version}.pb",
+            "graphdef-binary",
+            f"version {version} of a Keras 3 CNN traced flat (tf.function concrete "
+            "function); v2 pads conv_a 'valid' and inserts a Dense layer",
+        )
+        for version in (1, 2)
+    )
     return {
         "generated_by": "samples/make_samples.py",
         "versions": {"tensorflow": tf.__version__, "keras": keras.__version__},
@@ -816,6 +861,7 @@ BUILDERS: dict[str, Callable[[], object]] = {
     "logs_pytorch": make_pytorch_logdir,
     "logs_costs": make_costs_logdir,
     "dense_frozen": make_dense_frozen,
+    "diff_pair": make_diff_pair,
 }
 
 

@@ -20,6 +20,7 @@ import pytest
 from conftest import SAMPLES
 
 from graphviz_tb.cli import build_parser
+from graphviz_tb.render.dot import DIFF_COLORS
 
 pytestmark = [pytest.mark.docs, pytest.mark.dot, pytest.mark.tensorflow]
 
@@ -86,13 +87,17 @@ def test_cli_reference_lists_every_command(site: Path) -> None:
                 assert flag in text, f"{name} {flag}"
 
 
+def _text_and_picture(site: Path, name: str) -> tuple[str, str]:
+    """A page's text, and the SVG of its one static picture."""
+    page = _page(site / name)
+    [svg] = [src for tag, src, _ in page.pictures if tag == "img"]
+    return " ".join(page.text), (site / svg).read_text()
+
+
 def test_shape_page_shows_where_inference_breaks(site: Path) -> None:
-    page = _page(site / "shapes.html")
-    text = " ".join(page.text)
+    text, drawn = _text_and_picture(site, "shapes.html")
     assert "shape inference failed at classifier_1/flatten_1/Reshape" in text
     assert "Cannot reshape a tensor with 812 elements" in text
-    [svg] = [src for tag, src, _ in page.pictures if tag == "img"]
-    drawn = (site / svg).read_text()
     assert "1×28×29" in drawn  # the pinned shape on the input's edge
 
 
@@ -101,3 +106,15 @@ def test_api_page_documents_the_public_surface(site: Path) -> None:
     for name in ("load", "Graph", "RenderOptions", "LoadOptions", "set_display", "shapes",
                  "render", "InputError"):
         assert name in text
+
+
+def test_diff_page_draws_what_changed(site: Path) -> None:
+    """The diff page runs ``tbgraph diff`` on the sample pair and draws it with
+    ``diff-from``: the inserted layer's ops green, the changed convolution amber."""
+    text, drawn = _text_and_picture(site, "diff.html")
+    assert "ops: 7 added, 0 removed, 1 changed, 6 renamed" in text
+    assert "changed cnn_1/conv_a_1/convolution: attr padding: SAME -> VALID" in text
+    colours = DIFF_COLORS["light"]
+    assert drawn.count(f'fill="{colours["added"]}"') >= 7  # the legend's swatch and the ops
+    assert f'fill="{colours["changed"]}"' in drawn
+    assert "added: 7 ops" in drawn and "changed: 1 op<" in drawn

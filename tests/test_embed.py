@@ -25,7 +25,7 @@ from conftest import SAMPLES
 
 import graphviz_tb
 from graphviz_tb import jupyter
-from graphviz_tb.embed import EmbedError, parse_embed
+from graphviz_tb.embed import EmbedError, ensure_rendered, parse_embed
 
 DENSE = SAMPLES / "dense_frozen.pb"
 MNIST = SAMPLES / "mnist_tf1.pb"
@@ -178,6 +178,26 @@ def test_embed_options_are_the_render_options() -> None:
 def test_wrong_embed_options_say_what_is_wrong(options: dict[str, str], message: str) -> None:
     with pytest.raises(EmbedError, match=message):
         parse_embed(str(DENSE), options, base="/")
+
+
+def test_diff_from_draws_the_difference(tmp_path: Path) -> None:
+    """``diff-from`` names the earlier version: coloured by what changed unless told
+    otherwise, named by both versions' bytes, drawn as ``tbgraph diff`` draws it."""
+    old, new = SAMPLES / "diff" / "cnn_v1.pb", SAMPLES / "diff" / "cnn_v2.pb"
+    embed = parse_embed("diff/cnn_v2.pb", {"diff-from": "diff/cnn_v1.pb"}, base=SAMPLES)
+    assert (embed.old, embed.source, embed.render.color_by) == (old, new, "diff")
+    assert parse_embed(str(new), {"diff-from": str(old), "color-by": "op"},
+                       base="/").render.color_by == "op"
+    # Another earlier version (here: the same file copied, changed by one byte) is another
+    # picture, whatever the file is called.
+    copy = tmp_path / "cnn_v1.pb"
+    copy.write_bytes(old.read_bytes() + b"\x00")
+    assert parse_embed(str(new), {"diff-from": str(copy)}, base="/").digest != embed.digest
+    with pytest.raises(EmbedError, match=r"gone\.pb: no such model"):
+        parse_embed(str(new), {"diff-from": "gone.pb"}, base=SAMPLES)
+    drawn, made = ensure_rendered(embed, tmp_path / "cache")
+    assert made
+    assert drawn.read_bytes() == graphviz_tb.diff(old, new).render(format="svg").encode()
 
 
 def test_a_missing_model_is_named() -> None:

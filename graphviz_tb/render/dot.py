@@ -295,7 +295,8 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
         counts = styler.diff(styler.h.root)
         for status in ("added", "removed", "changed", "unchanged"):
             rows.append(_legend_row(DIFF_COLORS[options.theme][status],
-                                    f"{status}: {counts[status]:,} ops"))
+                                    f"{status}: {counts[status]:,} op"
+                                    f"{'' if counts[status] == 1 else 's'}"))
     rows.append("<TR><TD>──▶</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>╌╌▶</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
     rows.append("<TR><TD>══▶</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")

@@ -342,7 +342,7 @@ export function renderLegend(app) {
   if (mode === "diff" && g.diff) {
     const t = g.diff.total;
     for (const s of ["added", "removed", "changed", "unchanged"]) {
-      rows.push(swatchRow(app.data.diffColors[app.theme][s], `${s}: ${fmtNumber(t[s])} ops`));
+      rows.push(swatchRow(app.data.diffColors[app.theme][s], `${s}: ${fmtNumber(t[s])} op${t[s] === 1 ? "" : "s"}`));
     }
   } else if (app.cost) {
     const { scale, metric, colors } = app.cost;
