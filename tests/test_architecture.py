@@ -17,6 +17,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: pytest brings the same parser as tomli
+    import tomli as tomllib
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "graphviz_tb"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -34,6 +39,17 @@ def test_every_stage_imports_only_earlier_stages() -> None:
     proc = _lint(REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 kept, 0 broken" in proc.stdout
+
+
+def test_every_module_has_its_place_in_the_contract() -> None:
+    """A module left out of the layers is checked by nothing: each one is named."""
+    contract = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = contract["tool"]["importlinter"]["contracts"][0]["layers"]
+    named = {name.strip() for layer in layers for name in layer.split("|")}
+    modules = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | {
+        p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert modules - named == set()
+    assert named - modules == set()
 
 
 def test_a_backwards_import_breaks_the_contract(tmp_path: Path) -> None:
