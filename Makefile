@@ -54,6 +54,10 @@ demo: $(VENV)/.stamp-install $(VIEWER)
 	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.svg" || exit 1; \
 	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.html" || exit 1; \
 	done
+	@for ext in svg html; do \
+	  $(BIN)/tbgraph diff samples/diff/cnn_v1.pb samples/diff/cnn_v2.pb -o "$(OUT)/diff.$$ext"; \
+	  test $$? -eq 1 || exit 1; \
+	done
 	@echo "open $(OUT)/*.svg (static) or $(OUT)/*.html (interactive)"
 
 # Every sample drawn as a person sees it: static PNG and a Chromium screenshot of the viewer,
