@@ -883,12 +883,7 @@ def _child_graph(h: Hierarchy, group: Group, *, flow: bool = False
     and which feed data out: where the group's dataflow starts and ends.
     """
     children = group._children
-    where: dict[str, int] = {}
-    for i, c in enumerate(children):
-        if isinstance(c, OpNode):
-            where[c.name] = i
-        else:
-            where.update(dict.fromkeys(_op_names(c), i))  # type: ignore[arg-type]
+    where = _where(children)
     succ = h.model.graph._succ
     edges: set[tuple[int, int]] = set()
     add = edges.add
