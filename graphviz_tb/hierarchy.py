@@ -246,6 +246,14 @@ class Hierarchy:
         """The group of that full name, else the op of that name."""
         return self.groups.get(name) or self.ops.get(name)
 
+    def title(self, m: Member) -> str:
+        """The name a picture gives a member, one per drawn box: its full name, except for an
+        op that shares its name with a scope (drawn inside that scope, beside the scope's own
+        box), which is ``scope/(label)`` as TensorBoard names it."""
+        if isinstance(m, OpNode) and m.name in self.groups:
+            return f"{m.name}/({m.label})"
+        return m.name
+
     def all_groups(self) -> Iterator[Group]:
         """The root, then every group in creation order, the whole tree settled first."""
         self.settle()

@@ -586,6 +586,12 @@ def svg_titles(data: bytes, kind: str) -> list[str]:
     return out
 
 
+def op_titles(h: Any) -> list[str]:
+    """The title each op of hierarchy ``h`` owes the picture, one box each: its full name, or
+    ``name/(label)`` for an op whose name is also a scope's (as TensorBoard names it)."""
+    return sorted(f"{n}/({op.label})" if n in h.groups else n for n, op in h.ops.items())
+
+
 def dot_problems(path: Path) -> list[str]:
     """Graphviz's complaints when it draws a DOT file we wrote with ``neato -n2`` (as a user
     would re-render it); empty when it parses and draws."""

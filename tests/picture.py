@@ -175,7 +175,7 @@ def _svg_box(g: ET.Element, key: str, classes: set[str]) -> Box:
 
 
 _DOT_EDGE = re.compile(r'^(\w+) -> (\w+) \[.*\bid="(e\d+)"', re.M)
-_DOT_STUB = re.compile(r'^(\w+) \[shape=plaintext, pos="([-\d.]+),([-\d.]+)!", '
+_DOT_STUB = re.compile(r'^(\w+) \[shape=box, color=transparent, pos="([-\d.]+),([-\d.]+)!", '
                        r'width=([\d.]+), height=([\d.]+),.*class="stub"', re.M)
 _DOT_POS = re.compile(r'^(\w+) \[.*?\bpos="([-\d.]+),([-\d.]+)!"', re.M)
 
@@ -343,7 +343,11 @@ class Truth:
 
     def member(self, box: Box) -> Member:
         """The member a box of the picture draws, found by its name and kind."""
-        found = self.h.groups.get(box.name) if box.kind == "group" else self.h.ops.get(box.name)
+        if box.kind == "group":
+            found = self.h.groups.get(box.name)
+        else:  # an op sharing its name with a scope is titled ``scope/(label)``
+            name = box.name.rpartition("/(")[0] if box.name.endswith(")") else box.name
+            found = self.h.ops.get(name if name in self.h.groups else box.name)
         if box.name == "" and box.kind == "group":
             found = self.h.root
         assert found is not None, f"the picture draws {box.kind} {box.name!r}, which is no such"
@@ -420,6 +424,14 @@ def check_picture(pic: Picture, h: Hierarchy, *, rankdir: str = "BT", dtypes: bo
     for key, box in pic.boxes.items():
         if box.kind in ("op", "group"):
             members[key] = truth.member(box)
+    # Each box of an SVG its own title, so a reader finds an edge's ends by name (stubs aside:
+    # a stub is titled after the auxiliary node it stands for).  The viewer's page names its
+    # boxes by member id (``m:ID``) instead.
+    titles = Counter(box.name for key, box in pic.boxes.items()
+                     if box.kind in ("op", "group") and not key.startswith("m:"))
+    for name, n in sorted(titles.items()):
+        if n > 1:
+            report.add(f"{n} boxes are titled {name!r}")
     stub_far = _stub_targets(pic, members, report)
     seen: Counter[tuple[Member, Member]] = Counter()
     aux = {m for key, m in members.items() if "aux" in pic.boxes[key].classes}
@@ -503,8 +515,9 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
         aux.add(b)
     seen[(a, b)] += 1
     # The title (the tooltip's first line in the SVG) names the two ends.
-    if edge.title and "->" in edge.title and edge.title != f"{a.name}->{b.name}":
-        report.add(f"{where}: titled {edge.title!r} but joins {a.name!r} and {b.name!r}")
+    title = f"{truth.h.title(a)}->{truth.h.title(b)}"
+    if edge.title and "->" in edge.title and edge.title != title:
+        report.add(f"{where}: titled {edge.title!r} but joins {title!r}")
     # Geometry: the path starts on its source's outline, the arrow ends on its target's.
     start = edge.points[0]
     d0 = src_box.distance_to_outline(*start)

@@ -24,13 +24,21 @@ def parse(svg: str) -> ET.Element:
     return ET.fromstring(svg.encode("utf-8"))
 
 
+def op_name(text: str) -> str:
+    """The op a title names: an op sharing its name with a scope is titled ``name/(label)``."""
+    base, sep, tail = text.rpartition("/(")
+    if sep and tail.endswith(")") and base.rsplit("/", 1)[-1] == tail[:-1]:
+        return base
+    return text
+
+
 def node_groups(root: ET.Element, kind: str | None = None) -> dict[str, ET.Element]:
     """Drawn nodes by full name (the last one wins when a group and its op share a name)."""
     out = {}
     for g in root.iter("{http://www.w3.org/2000/svg}g"):
         cls = classes(g)
         if "node" in cls and (kind is None or kind in cls):
-            out[title(g)] = g
+            out[op_name(title(g)) if "op" in cls else title(g)] = g
     return out
 
 

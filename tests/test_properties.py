@@ -31,6 +31,7 @@ from hostile_inputs import (
     dot_problems,
     graph_def,
     node,
+    op_titles,
     page_problems,
     svg_problems,
     svg_titles,
@@ -385,7 +386,8 @@ def test_svg_is_well_formed_and_names_every_op(gd: Any, options: RenderOptions) 
     assert isinstance(svg, str)
     data = svg.encode("utf-8")
     assert svg_problems(data) == []
-    assert sorted(svg_titles(data, "op")) == sorted(clean_text(n) for n in graph.model.graph)
+    assert sorted(svg_titles(data, "op")) == sorted(
+        clean_text(t) for t in op_titles(graph.hierarchy(options)))
 
 
 @pytest.mark.dot

@@ -321,7 +321,9 @@ def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
     """A stub: the auxiliary node's short name in small muted text where its edge would be."""
     label = clean_text(box.lines[0], _MAX_LABEL)
     tip = "edge to or from the auxiliary node " + clean_text(box.member.name, 200)
-    return (f"{node_id} [shape=plaintext, pos=\"{box.x:.2f},{box.y:.2f}!\", "
+    # A box outlined in no colour, where plaintext would draw none: a reader of the SVG finds
+    # the stub's extent, and so where its edges end, from its shape.
+    return (f"{node_id} [shape=box, color=transparent, pos=\"{box.x:.2f},{box.y:.2f}!\", "
             f"width={box.w / PT:.3f}, height={box.h / PT:.3f}, fontsize=7, "
             f"fontcolor=\"{theme['muted']}\", label={_esc(label)}, class=\"stub\", "
             f"tooltip={_esc(tip)}, id=\"{node_id}\"];")
@@ -382,7 +384,9 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         m = box.member
         node_id = f"n{i}"
         ids[m] = node_id
-        titles[node_id] = m.name
+        # A stub is titled as the auxiliary node it stands for.
+        far = m.target if isinstance(m, Stub) and m.target is not None else m
+        titles[node_id] = h.title(far)
         if isinstance(m, Stub):
             out.append(_stub_node(node_id, box, theme))
             continue
@@ -476,6 +480,6 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         tip.extend(clean_text(line, 300) for line in tensor_lines(h, agg))
         attrs.append(f"tooltip={_esc_multiline(tip)}")
         out.append(f"{ids[agg.src]} -> {ids[agg.dst]} [{', '.join(attrs)}];")
-        titles[f"e{j}"] = f"{agg.src.name}->{agg.dst.name}"
+        titles[f"e{j}"] = f"{titles[ids[agg.src]]}->{titles[ids[agg.dst]]}"
     out.append("}")
     return DotDocument("\n".join(out) + "\n", titles, width, height)

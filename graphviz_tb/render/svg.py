@@ -4,7 +4,8 @@
 per-group layout, drawn by Graphviz's own renderers.  For SVG, the generated node IDs in
 ``<title>`` are replaced by the full op and group names, XML-escaped, so the file is easy to
 test and to style: ``g.node.op > title`` is an op's full name, ``g.edge > title`` is
-``src->dst``.
+``src->dst``.  Each box has its own title: an op sharing its name with a scope (drawn inside
+that scope) is ``scope/(label)``, as TensorBoard names it (see ``Hierarchy.title``).
 """
 
 from __future__ import annotations
