@@ -92,13 +92,15 @@ def compose(h: Hierarchy, laid: GroupLayouts, expanded: frozenset[Group]) -> Sce
 
 def build_scene(h: Hierarchy, options: RenderOptions,
                 progress: Callable[[int, int], None] | None = None,
-                notes: Callable[[Member], str | None] | None = None) -> Scene:
+                notes: Callable[[Member], str | None] | None = None,
+                weigh: Callable[[Group], int] | None = None) -> Scene:
     """The picture ``options`` ask for: choose the view, lay out its open groups, compose.
 
     ``progress`` is called with (group layouts done, group layouts in all); ``notes`` adds to
-    each collapsed member's second line (its cost when colouring by cost).
+    each collapsed member's second line (its cost when colouring by cost); ``weigh`` aims the
+    default view at what matters (a diff's changes, see :func:`~graphviz_tb.view.auto_open`).
     """
-    view = choose_view(h, options)
+    view = choose_view(h, options, weigh)
     total = len(view.expanded)
     done = [0]
 

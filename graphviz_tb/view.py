@@ -40,20 +40,20 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None
-                    ) -> frozenset[Group]:
+def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None,
+                    weigh: Callable[[Group], int] | None = None) -> frozenset[Group]:
     """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
     their ancestors), all with ``expand_all``, minus those matching ``collapse``.
 
     Depth alone is answered top-down, reading only the children of open groups, so the tree
     below stays unsettled (see :class:`~graphviz_tb.hierarchy.Hierarchy`).  A pattern can name
-    any group and a focus any op, so those settle the whole tree first.
+    any group and a focus any op, so those settle the whole tree first.  ``weigh`` aims the
+    default view (see :func:`auto_open`): a diff's pictures pass :meth:`DiffTally.changes`.
     """
     opened: set[Group] = {h.root}
     depth = options.depth if options.depth is not None else 1
     if options.depth is None and not (options.expand_all or options.expand):
-        tally = DiffTally(h) if options.color_by == "diff" else None
-        opened = auto_open(h, options.budget, tally.changes if tally else None)
+        opened = auto_open(h, options.budget, weigh)
     elif options.expand_all or options.expand or focus_ops:
         for group in h.all_groups():
             if group is h.root:
@@ -244,10 +244,12 @@ class View:
         self.keep = keep
 
 
-def choose_view(h: Hierarchy, options: RenderOptions) -> View:
-    """The view ``options`` ask for (see the module docstring)."""
+def choose_view(h: Hierarchy, options: RenderOptions,
+                weigh: Callable[[Group], int] | None = None) -> View:
+    """The view ``options`` ask for (see the module docstring); ``weigh`` as for
+    :func:`expanded_groups`."""
     keep = focus_ops = None
     if options.focus:
         keep, focus_ops = focus_members(h, options.focus, options.radius)
-    expanded = expanded_groups(h, options, focus_ops) | _shape_error_groups(h)
+    expanded = expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h)
     return View(expanded, keep)

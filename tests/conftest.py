@@ -338,6 +338,18 @@ def _event_graph_nodes(logdir: Path) -> int:
     return nodes
 
 
+def _inference_graph(tf: Any, model: Any, shape: tuple[int, ...], name: str = "images") -> Any:
+    """``model`` called for inference in a tf.function, traced for a batch of ``shape``: the
+    GraphDef a serving signature holds."""
+
+    @tf.function
+    def infer(x: Any) -> Any:
+        return model(x, training=False)
+
+    spec = tf.TensorSpec([None, *shape], tf.float32, name=name)
+    return infer.get_concrete_function(spec).graph.as_graph_def()
+
+
 def _attention_stack(tf: Any, keras: Any, layers: int = 4, width: int = 32) -> Any:
     """A four-layer Transformer encoder whose layers have flat names (``mha_0``, ``ln_0``,
     ``ffn_0_in`` ... all directly under the model), traced: a GraphDef."""
@@ -351,14 +363,7 @@ def _attention_stack(tf: Any, keras: Any, layers: int = 4, width: int = 32) -> A
         hidden = keras.layers.Dense(width, name=f"ffn_{i}_out")(hidden)
         x = keras.layers.LayerNormalization(name=f"ln2_{i}")(
             keras.layers.Add(name=f"add_{2 * i + 1}")([x, hidden]))
-    model = keras.Model(inputs, x, name="encoder")
-
-    @tf.function
-    def infer(tokens: Any) -> Any:
-        return model(tokens, training=False)
-
-    spec = tf.TensorSpec([None, 16, width], tf.float32, name="tokens")
-    return infer.get_concrete_function(spec).graph.as_graph_def()
+    return _inference_graph(tf, keras.Model(inputs, x, name="encoder"), (16, width), "tokens")
 
 
 @pytest.fixture(scope="session")
@@ -376,15 +381,9 @@ def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     keras.backend.clear_session()
     keras.utils.set_random_seed(1)
     resnet = keras.applications.ResNet50(weights=None)
-
-    @tf.function
-    def infer(images: Any) -> Any:
-        return resnet(images, training=False)
-
-    spec = tf.TensorSpec([None, 224, 224, 3], tf.float32, name="images")
     out["resnet50"] = root / "resnet50.pb"
     out["resnet50"].write_bytes(
-        infer.get_concrete_function(spec).graph.as_graph_def().SerializeToString())
+        _inference_graph(tf, resnet, (224, 224, 3)).SerializeToString())
 
     out["tf1_training"] = root / "tf1_training.pb"
     out["tf1_training"].write_bytes(
@@ -392,15 +391,9 @@ def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     keras.backend.clear_session()
     inception = keras.applications.InceptionV3(weights=None)
-
-    @tf.function
-    def infer_inception(images: Any) -> Any:
-        return inception(images, training=False)
-
-    spec = tf.TensorSpec([None, 299, 299, 3], tf.float32, name="images")
     out["inception_v3"] = root / "inception_v3.pb"
     out["inception_v3"].write_bytes(
-        infer_inception.get_concrete_function(spec).graph.as_graph_def().SerializeToString())
+        _inference_graph(tf, inception, (299, 299, 3)).SerializeToString())
 
     out["transformer"] = root / "transformer.pb"
     out["transformer"].write_bytes(_attention_stack(tf, keras).SerializeToString())
@@ -514,14 +507,6 @@ def diff_pairs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
 
     root = tmp_path_factory.mktemp("diff_pairs")
 
-    def trace(model: Any, shape: tuple[int, ...]) -> Any:
-        @tf.function
-        def serve(x: Any) -> Any:
-            return model(x, training=False)
-
-        spec = tf.TensorSpec([None, *shape], tf.float32, name="x")
-        return serve.get_concrete_function(spec).graph.as_graph_def()
-
     def mlp(extra: bool = False, activation: str = "relu") -> Any:
         keras.backend.clear_session()
         layers = [keras.Input((8,)), keras.layers.Dense(16, activation=activation),
@@ -529,7 +514,7 @@ def diff_pairs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
         if extra:
             layers.append(keras.layers.Dense(16, activation="relu"))
         layers.append(keras.layers.Dense(4))
-        return trace(keras.Sequential(layers, name="mlp"), (8,))
+        return _inference_graph(tf, keras.Sequential(layers, name="mlp"), (8,), "x")
 
     def cnn(padding: str) -> Any:
         keras.backend.clear_session()
@@ -537,7 +522,7 @@ def diff_pairs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
                                   keras.layers.Conv2D(8, 3, padding=padding, name="conv"),
                                   keras.layers.GlobalAveragePooling2D(name="gap"),
                                   keras.layers.Dense(10, name="out")], name="cnn")
-        return trace(model, (28, 28, 1))
+        return _inference_graph(tf, model, (28, 28, 1), "x")
 
     def tf1(control: bool, size: int = 28) -> Any:
         graph = tf.Graph()

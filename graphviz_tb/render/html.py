@@ -387,7 +387,7 @@ class _Builder:
 
     # -- diffs
 
-    def diff_data(self) -> dict[str, Any] | None:
+    def diff_data(self, tally: DiffTally | None = None) -> dict[str, Any] | None:
         """What changed, when the model is a diff's merged model: each member's status
         (0 unchanged, 1 added, 2 removed, 3 changed), each group's counts, each changed op's
         changes and what it was, each op's old name, each aggregated edge's status, and the
@@ -395,7 +395,7 @@ class _Builder:
         graph = self.model.graph
         if not any("diff" in data for data in graph._node.values()):
             return None
-        tally = DiffTally(self.h)
+        tally = tally if tally is not None else DiffTally(self.h)
         code = {"unchanged": 0, "added": 1, "removed": 2, "changed": 3}
         status, counts, what, was, before = [], {}, {}, {}, {}
         order: dict[int, list[int]] = {3: [], 1: [], 2: []}
@@ -520,7 +520,9 @@ def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
                progress: Callable[[int, int], None] | None = None,
                costs: CostSet | None = None) -> dict[str, Any]:
     """Everything the viewer embeds, as one JSON-ready dict."""
-    scene = build_scene(h, options, progress=progress)
+    tally = DiffTally(h) if options.color_by == "diff" else None  # one count, used twice
+    scene = build_scene(h, options, progress=progress,
+                        weigh=tally.changes if tally is not None else None)
     h.complete()  # the page ships every group's edges and template
     keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
     b = _Builder(h, scene, options, keep)
@@ -531,7 +533,7 @@ def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
     data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
     if costs is not None:
         data["costs"] = b.costs_data(costs)
-    changed = b.diff_data()
+    changed = b.diff_data(tally)
     if changed is not None:
         data["diff"] = changed
     data["options"] = {
