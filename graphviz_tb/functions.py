@@ -35,6 +35,9 @@ _PLAIN_CALLS = frozenset({"StatefulPartitionedCall", "PartitionedCall", "TPUPart
 _WHILE = frozenset({"While", "StatelessWhile", "_While"})
 _IF = frozenset({"If", "StatelessIf", "_If"})
 _CASE = frozenset({"Case", "StatelessCase", "_Case"})
+#: Every op type that may run a function by an attribute (a library function's own name, as
+#: an op type, runs it too).
+_CALL_OPS = _PLAIN_CALLS | _WHILE | _IF | _CASE
 
 #: Output-arg names of common ops with several single-tensor outputs, to map ``x:arg:i`` (the
 #: function-body input syntax) to a flat output index without TensorFlow's op registry.
@@ -63,7 +66,10 @@ _OUTPUT_ARGS: dict[str, tuple[str, ...]] = {
 def call_targets(node_def: Any, library: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
     """The functions a call op runs, as ``(sub-scope, function name)``, and how many leading
     call inputs are not function arguments (the predicate of ``If``, the index of ``Case``)."""
-    op, attr = node_def.op, node_def.attr
+    op = node_def.op
+    if op not in _CALL_OPS:  # most ops: their attributes are not read (costly in protobuf)
+        return ([("", op)], 0) if op in library else ([], 0)
+    attr = node_def.attr
     if op in _PLAIN_CALLS and "f" in attr:
         return [("", attr["f"].func.name)], 0
     if op in _WHILE and "body" in attr:
@@ -73,9 +79,7 @@ def call_targets(node_def: Any, library: dict[str, Any]) -> tuple[list[tuple[str
                 ("else", attr["else_branch"].func.name)], 1
     if op in _CASE and "branches" in attr:
         return [(f"branch_{i}", f.name) for i, f in enumerate(attr["branches"].list.func)], 1
-    if op in library:
-        return [("", op)], 0
-    return [], 0
+    return ([("", op)], 0) if op in library else ([], 0)
 
 
 def _arg_info(fdef: Any, index: int, arg: Any) -> TensorInfo:

@@ -1037,6 +1037,7 @@ def _dissolve(h: Hierarchy, g: Group) -> None:
 def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
     """Cut every group whose names left it flat into blocks found from its dataflow (see
     :mod:`graphviz_tb.blocks`)."""
+    signature_of = _Signatures()
     for group in list(h._raw_groups()):
         kids = group._children
         plain = sum(1 for c in kids if not (isinstance(c, Group) and c.kind in INVENTED))
@@ -1046,7 +1047,7 @@ def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
         if not has_sequence(graph):
             continue
         graph.data_in, graph.data_out = _flow_ends(h, group, _where(children))
-        signature = [_signature(c) for c in children]
+        signature = [signature_of(c) for c in children]
         found = [b for b in blocks(graph, signature) if len(b) >= 2]
         if len(found) < 2:
             continue
@@ -1066,13 +1067,43 @@ def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
         _settle_meetings(h, group, made, meet)
 
 
-def _signature(m: Member) -> tuple[int, int]:
-    """A cheap fingerprint of a child's structure: how many ops, and a sum over their types
-    (equal structure, equal fingerprint; the same in every process)."""
-    if isinstance(m, OpNode):
-        return (1, zlib.crc32(m.op.encode()))
-    ops = [x.op for x in _op_members(m)]  # type: ignore[arg-type]
-    return (len(ops), sum(zlib.crc32(op.encode()) for op in ops))
+class _Signatures:
+    """A cheap fingerprint of each member's structure: how many ops, and a sum over their types
+    (equal structure, equal fingerprint; the same in every process).
+
+    Remembered per member and summed children first, so the groups cut at every level of a
+    tree cost one walk of it, not one walk per level; and each op type is hashed once.
+    """
+
+    def __init__(self) -> None:
+        self._of: dict[Member, tuple[int, int]] = {}
+        self._type: dict[str, int] = {}
+
+    def __call__(self, m: Member) -> tuple[int, int]:
+        of, crc = self._of, self._type
+        found = of.get(m)
+        if found is not None:
+            return found
+        stack: list[tuple[Member, bool]] = [(m, False)]
+        while stack:
+            x, ready = stack.pop()
+            if isinstance(x, OpNode):
+                t = crc.get(x.op)
+                if t is None:
+                    t = crc[x.op] = zlib.crc32(x.op.encode())
+                of[x] = (1, t)
+            elif ready:
+                count = total = 0
+                for c in x._children:  # type: ignore[attr-defined]
+                    n, t = of[c]
+                    count += n
+                    total += t
+                of[x] = (count, total)
+            else:
+                stack.append((x, True))
+                stack.extend((c, False) for c in x._children  # type: ignore[attr-defined]
+                             if c not in of)
+        return of[m]
 
 
 

@@ -1,16 +1,17 @@
 """Structural templates: groups with the same internal structure get the same colour.
 
-Structure means op types and wiring, recursively.  Children are decided before their parents
-(TensorBoard checks parents first, so identical blocks often end up with different colours), a
-cheap signature buckets candidates, and real equality is then verified with a labelled graph
-isomorphism test, so two templates never share a colour by hash collision.  Every template with
-two or more instances gets its own colour from an open-ended golden-ratio hue sequence (not a
-cycle of 10 hues); unique structure is grey.
+Structure means op types and wiring, recursively; not names, and not which function a body
+was inlined from (Keras 2 makes one function per layer's branch).  Children are decided
+before their parents (TensorBoard checks parents first, so identical blocks often end up with
+different colours), a cheap signature buckets candidates, and real equality is then verified
+with a labelled graph isomorphism test, so two templates never share a colour by hash
+collision.  Every template with two or more instances gets its own colour from an open-ended
+golden-ratio hue sequence (not a cycle of 10 hues); unique structure is grey.
 
 Templates are computed on demand.  A picture asks for the groups it draws; a group's template
 needs its subtree's, and whether it has another instance anywhere is answered by first
-bucketing every group by a cheap invariant (its op-type multiset, child count and function),
-which equal structures always share, and deciding exactly only within the bucket.
+bucketing every group by a cheap invariant (its op-type multiset), which equal structures
+always share, and deciding exactly only within the bucket.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class Templates:
         self._split: dict[tuple, dict[Group, list[Group]]] = {}
         #: Relative forms computed so far, and ``series_made`` when they were: a picture
         #: compares the groups that settling just compared (see :meth:`_form`).
-        self._forms: dict[Group, tuple | None] = {}
+        self._forms: dict[Group, tuple] = {}
         self._sizes: dict[Group, int] = {}
         self._forms_made = 0
         #: After :meth:`complete`: every template's instances (name order), and the templates
@@ -132,18 +133,18 @@ class Templates:
         """Partition ``groups`` by structure, each class in the given order, the classes in
         order of their first group.
 
-        Templates are the last resort.  Groups with a different invariant (function, op-type
-        multiset; the bucket key, or ``keyed`` when the caller bucketed already) differ.
-        Groups whose subtrees are the same up to their name prefix (:func:`_relative_form`:
-        repeated blocks built by the same code) are alike, the name bijection being the
-        witness.  Only when one invariant holds several such forms are templates decided, once
-        per form, to merge forms that are alike without the names agreeing.  Groups whose
-        templates are all decided already are split by template.
+        Templates are the last resort.  Groups with a different invariant (op-type multiset;
+        the bucket key, or ``keyed`` when the caller bucketed already) differ.  Groups whose
+        subtrees are the same member for member (:func:`_relative_form`: repeated blocks
+        built by the same code) are alike, the positions being the witness.  Only when one
+        invariant holds several such forms are templates decided, once per form, to merge
+        forms that are alike in another member order.  Groups whose templates are all
+        decided already are split by template.
         """
         position = {g: i for i, g in enumerate(groups)}
         by_key: dict[tuple, list[Group]] = {}
         for g in groups:
-            by_key.setdefault(() if keyed else (_function_of(g), g.op_hash), []).append(g)
+            by_key.setdefault(() if keyed else (g.op_hash,), []).append(g)
         out: list[list[Group]] = []
         for same_key in by_key.values():
             if len(same_key) == 1:
@@ -152,16 +153,16 @@ class Templates:
             if all(g._template is not None for g in same_key) or len(
                     {self._size(g) for g in same_key}) > 1:
                 # Subtrees of different sizes have different forms, so templates would be
-                # decided anyway; and forms of nested groups (a scope nested 3,000 deep) hold
-                # every level's names once per level: cubic in the depth.
+                # decided anyway; and the forms of nested groups (a scope nested 3,000 deep)
+                # each hold every level below: quadratic in the depth.
                 out.extend(_by_template(same_key).values())
                 continue
-            forms: list[tuple[tuple | None, list[Group]]] = []
+            forms: list[tuple[tuple, list[Group]]] = []
             for g in same_key:
                 form = self._form(g)
                 # Compared, not hashed: hashing a form costs as much as building it, and
                 # unequal forms mostly differ early.
-                same = next((gs for f, gs in forms if form is not None and f == form), None)
+                same = next((gs for f, gs in forms if f == form), None)
                 if same is None:
                     forms.append((form, [g]))
                 else:
@@ -177,7 +178,7 @@ class Templates:
         out.sort(key=lambda same: position[same[0]])
         return out
 
-    def _form(self, group: Group) -> tuple | None:
+    def _form(self, group: Group) -> tuple:
         """:func:`_relative_form`, remembered until a series is made anywhere (which may
         change a subtree)."""
         self._fresh()
@@ -212,14 +213,14 @@ class Templates:
         return sizes[group]
 
     def _bucket_all(self) -> None:
-        """Key every group by an invariant equal structures share: its function and the
-        multiset of op types below (``op_hash``; a collision only costs work).  Both are
-        unchanged by scope series, so groups not yet settled are keyed as they will be."""
+        """Key every group by an invariant equal structures share: the multiset of op types
+        below (``op_hash``; a collision only costs work).  It is unchanged by
+        scope series, so groups not yet settled are keyed as they will be."""
         buckets: dict[tuple, list[Group]] = {}
         for g in self.h._raw_groups():
             if _is_group_series(g):
                 continue  # drawn as its members; not an instance of its own
-            key = self._key[g] = (_function_of(g), g.op_hash)
+            key = self._key[g] = (g.op_hash,)
             buckets.setdefault(key, []).append(g)
         self._bucketed = buckets
 
@@ -266,8 +267,7 @@ class Templates:
                          else op_ids.setdefault(m.op, -len(op_ids) - 1))  # type: ignore[attr-defined]
                  for m in group.children}
         description, exact = _canonical(group, label, self._intern)
-        key = (_function_of(group), description)
-        bucket = self._buckets.setdefault(key, [])
+        bucket = self._buckets.setdefault(description, [])
         template = None
         named = ordered = graph = None
         if exact or len(group.children) > _VERIFY_LIMIT:
@@ -319,12 +319,6 @@ def _by_template(groups: list[Group]) -> dict[int, list[Group]]:
     for g in groups:
         out.setdefault(g.template, []).append(g)
     return out
-
-
-def _function_of(g: Group) -> str | None:
-    """The function whose body a group is: part of its structure (two bodies of different
-    functions never share a template, however alike)."""
-    return g.function if g.kind == "function" else None
 
 
 def _is_group_series(g: Group) -> bool:
@@ -444,34 +438,29 @@ def _determined(labels: list[int], wiring: list[tuple]) -> bool:
     return all(n == max(count[e[0]], count[e[1]]) for e, n in seen.items())
 
 
-def _relative_form(group: Group, succ: dict) -> tuple | None:
-    """The subtree below ``group`` with names made relative to it: each member's name, its
-    parent's position, and its op type (or group kind and function), in tree order, and the
-    model edges inside between positions, sorted.  None when a name below does not start with
-    the group's.
+def _relative_form(group: Group, succ: dict) -> tuple:
+    """The subtree below ``group`` as it stands: each member's parent's position and its op
+    type (or group kind), in tree order, and the model edges inside between positions, sorted.
 
-    Equal forms mean the subtrees match member for member and edge for edge under the name
-    bijection, so their structures are equal.  The tree is read as it stands (``_children``),
-    settling nothing: the scope series still to be made depend only on what the form records
-    (relative names, op types, wiring), so subtrees equal now stay equal once settled.
+    Equal forms mean the subtrees match member for member and edge for edge, position for
+    position, so their structures are equal (names are not structure: Keras numbers every
+    layer of a model apart, ``activation_46`` in one cell and ``activation_58`` in the next;
+    nor is the name of the function a body comes from, one per layer in Keras 2).  The tree
+    is read as it stands (``_children``), settling nothing: the scope series still to be made
+    depend only on what the form records, so subtrees equal now stay equal once settled.
     """
-    name = group.name
-    n = len(name)
     members: list[tuple] = []
     position: dict[str, int] = {}  # op name -> its place in ``members``
     stack: list[tuple[Group | OpNode, int]] = [(c, -1) for c in reversed(group._children)]
     while stack:
         m, parent = stack.pop()
-        full = m.name
-        if not full.startswith(name):
-            return None
         here = len(members)
         if isinstance(m, Group):
-            members.append((full[n:], parent, m.kind, _function_of(m)))
+            members.append((parent, m.kind))
             stack.extend((c, here) for c in reversed(m._children))
         else:
-            members.append((full[n:], parent, m.op))  # type: ignore[attr-defined]
-            position[full] = here
+            members.append((parent, m.op))  # type: ignore[attr-defined]
+            position[m.name] = here
     edges = []
     for u, a in position.items():
         for v, keydict in succ[u].items():

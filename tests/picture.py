@@ -652,8 +652,9 @@ def _check_counts(pic: Picture, members: dict[str, Member], truth: Truth, report
 
 
 def _structure_graph(g: Group) -> nx.DiGraph:
-    """A group's subtree as one labelled digraph: members (op type, or group kind and function)
-    joined by tree edges and by the model's edges between ops inside, with their kinds."""
+    """A group's subtree as one labelled digraph: members (op type, or group kind) joined by
+    tree edges and by the model's edges between ops inside, with their kinds (names, and the
+    function a body came from, are not structure)."""
     d = nx.DiGraph()
     graph = g.owner.model.graph
     stack: list[Member] = [g]
@@ -661,8 +662,7 @@ def _structure_graph(g: Group) -> nx.DiGraph:
     while stack:
         m = stack.pop()
         if isinstance(m, Group):
-            d.add_node(m.name + "\0g", t=("group", m.kind if m is not g else "",
-                                          m.function if m.kind == "function" else None))
+            d.add_node(m.name + "\0g", t=("group", m.kind if m is not g else ""))
             for c in m._children:
                 key = c.name + ("\0g" if isinstance(c, Group) else "\0o")
                 d.add_edge(m.name + "\0g", key, t="tree")
@@ -716,7 +716,7 @@ class StructureClasses:
         graphs: dict[Group, nx.Graph] = {}
         for g in groups:
             d = graphs[g] = _expanded(_structure_graph(g))
-            buckets[(g.kind == "function" and g.function, d.number_of_nodes(),
+            buckets[(d.number_of_nodes(),
                      d.number_of_edges(), nx.weisfeiler_lehman_graph_hash(
                          d, node_attr="t", iterations=8))].append(g)
         self.cls: dict[Group, int] = {}

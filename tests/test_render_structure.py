@@ -1,8 +1,9 @@
-"""Structure colours and grouping on a real ResNet-50 traced by TensorFlow in this session.
+"""Structure colours and grouping on graphs traced by TensorFlow in this session.
 
-Keras 3 puts every layer directly under the model scope; prefix groups must turn that into
-stages and blocks, identical blocks must share a colour, and a run of identical numbered
-blocks must fold into one series.
+Keras 3 puts every layer of a ResNet-50 directly under the model scope; prefix groups must
+turn that into stages and blocks, identical blocks must share a colour, and a run of identical
+numbered blocks must fold into one series.  Identical bodies of different functions are
+identical structure too.
 """
 
 from __future__ import annotations
@@ -64,3 +65,32 @@ def test_identical_numbered_blocks_fold_into_a_series(resnet50: graphviz_tb.Grap
     identity = fill_of(node_groups(block, "group")[
         next(n for n in node_groups(block, "group") if n.endswith("conv2_block2"))])
     assert fill_of(node_groups(root, "series")[series[0]]) == identity
+
+
+def test_alike_bodies_of_different_functions_share_a_colour(tf: Any, tmp_path: Path) -> None:
+    """Keras 2 gives every layer's branch a function of its own: structure is the body, not
+    the function's name, so identical bodies of two functions are coloured alike."""
+
+    def body(x: Any) -> Any:
+        return tf.nn.relu(tf.matmul(x, x) + 1.0)
+
+    first, second = tf.function(body), tf.function(body)  # two functions, one body
+
+    @tf.function
+    def model(x: Any) -> Any:
+        with tf.name_scope("a"):
+            y = first(x)
+        with tf.name_scope("b"):
+            return second(y)
+
+    concrete = model.get_concrete_function(tf.TensorSpec([3, 3], tf.float32))
+    path = tmp_path / "two_functions.pb"
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    graph = graphviz_tb.load(path)
+    h = graph.hierarchy()
+    bodies = sorted((g for g in h.groups.values() if g.kind == "function"), key=lambda g: g.name)
+    assert [g.name for g in bodies] == ["a/PartitionedCall", "b/PartitionedCall"]
+    assert bodies[0].function != bodies[1].function
+    groups = node_groups(parse(graph.render(expand_all=True)), "group")
+    fills = {fill_of(groups[g.name]) for g in bodies}
+    assert len(fills) == 1 and UNIQUE_COLOR["light"] not in fills
