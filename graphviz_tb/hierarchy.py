@@ -233,7 +233,16 @@ class Hierarchy:
         self.templates = templates(self) if templates is not None else None
         #: The blocks each group was cut into (see :func:`_find_blocks`), in dataflow order.
         self.block_order: dict[Group, list[Group]] = {}
+        self._meet: Meetings | None = None
         self._order: dict[str, int] | None = None
+
+    def meetings(self) -> Meetings:
+        """Where every model edge meets, kept true as the tree is regrouped (see
+        :class:`Meetings`); made when the eager regrouping starts, and read by settling and
+        aggregation after."""
+        if self._meet is None:
+            self._meet = Meetings(self)
+        return self._meet
 
     def structure(self) -> TemplateSource:
         """The templates of this tree (the hierarchy was built with them, or this raises)."""
@@ -304,11 +313,13 @@ class Hierarchy:
                 for i, same in enumerate(self.templates.classes(members)):
                     if len(same) >= minimum:
                         candidates[(base, (count, i))] = list(same)
-        if candidates and _make_series(self, group, candidates, minimum):
-            _drop_looping_series(self, group)
-            made = True
-        if not made:
+        scope_series = bool(candidates) and _make_series(self, group, candidates, minimum)
+        if not (made or scope_series):
             return
+        self.meetings().settle(self, group, [c for c in group._children if isinstance(
+            c, Group) and c.kind == "series"])
+        if scope_series:
+            _drop_looping_series(self, group)
         for series in group._children:
             if isinstance(series, Group) and series.kind == "series" and not series.op_count:
                 members = series._children
@@ -350,28 +361,19 @@ class Hierarchy:
     def aggregate(self, group: Group) -> None:
         """Fill one group's ``edges``: every model edge between two different children.
 
-        Edges are visited in model order (source op, then destination, then input slot), the
-        same order :func:`aggregate_edges` uses, so a group's edges do not depend on which of
-        the two filled them.
+        Read from the edges meeting in the group (see :class:`Meetings`), in model order
+        (source op, then destination, then input slot), the order :func:`aggregate_edges`
+        uses, so a group's edges do not depend on which of the two filled them.
         """
-        where: dict[str, Member] = {}  # op name -> the child of ``group`` holding it
-        for child in group.children:
-            if isinstance(child, OpNode):
-                where[child.name] = child
-            else:
-                where.update(dict.fromkeys(_op_names(child), child))  # type: ignore[arg-type]
-        succ, edges = self.model.graph._succ, {}
-        # Model order: walk it whole when the group holds most of the graph (the root).
-        sources = succ if 2 * len(where) > len(succ) else sorted(where, key=self.order().get)
-        for u in sources:
-            a = where.get(u)
-            if a is None:
-                continue
-            for v, keydict in succ[u].items():
-                b = where.get(v)
-                if b is None or (b is a and (u != v or isinstance(a, Group))):
-                    continue  # outside, or within one child (only an op's self-loop stays)
-                _count_into(edges, a, b, u, v, keydict)
+        group.children  # noqa: B018  (its series made first: they change what meets in it)
+        meet = self.meetings()
+        ops, succ, pairs, edges = self.ops, self.model.graph._succ, meet.pairs, {}
+        for i in meet.of(group):
+            u, v = pairs[i]
+            a, b = _child_of(group, ops[u]), _child_of(group, ops[v])
+            if b is a and (u != v or isinstance(a, Group)):
+                continue  # within one child (only an op's self-loop stays)
+            _count_into(edges, a, b, u, v, succ[u][v])
         group._edges = edges
 
     def order(self) -> dict[str, int]:
@@ -658,13 +660,15 @@ def _drop_looping_series(h: Hierarchy, group: Group) -> None:
     kids = group._children
     part = [i if isinstance(c, Group) and c.kind == "series" else -1
             for i, c in enumerate(kids)]
-    bad = cyclic_parts(_child_graph(h, group)[0], part)
+    meet = h.meetings()
+    bad = cyclic_parts(_local_graph(h, group, meet)[0], part)
     if not bad:
         return
     kept: list[Member] = []
     for i, c in enumerate(kids):
         if i in bad:
             _dissolve(h, c)  # type: ignore[arg-type]
+            meet.move(c, group)  # type: ignore[arg-type]
             kept.extend(c._children)  # type: ignore[attr-defined]
         else:
             kept.append(c)
@@ -781,6 +785,7 @@ def _sections(h: Hierarchy, meet: Meetings) -> None:
             h.groups[full] = section
             sections.append(section)
         group._children = sections
+        meet.settle(h, group, sections)
 
 
 # --------------------------------------------------------------------------- dataflow
@@ -797,36 +802,85 @@ _DATA_SOURCE_OPS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDe
                               "IteratorGetNext", "IteratorGetNextSync", "_Arg"})
 
 
-#: Model edges by the group where they meet (the lowest group holding both ends), as
-#: (source op, destination op); loop back edges and self-loops left out.
-Meetings = dict["Group", list[tuple[str, str]]]
+class Meetings:
+    """Where every model edge meets: the lowest group holding both its ends.
 
+    Each (source op, destination op) pair is listed once in ``pairs``, in model order (source
+    op, then its destinations in adjacency order: the order edges are aggregated in), and each
+    group holds the indices of the pairs meeting in it, ascending (``at``).  A group's
+    aggregated edges and its children's DAG are then read from the edges meeting in it, in
+    time proportional to those, not to everything below it (the root of a 65,000-op graph
+    has a few dozen).  Regrouping keeps it true cheaply (:meth:`move`, :meth:`settle`).
+    ``closing`` holds the pairs a DAG of children leaves out: self-loops, and pairs whose
+    every edge closes a loop.
+    """
 
-def _meetings(h: Hierarchy) -> Meetings:
-    """Where every model edge meets, in one pass (see :data:`Meetings`).  Regrouping keeps it
-    true cheaply: the edges meeting in a dissolved group meet in its parent from then on."""
-    _fix_depths(h.root)  # the walk up to the lowest common group compares depths
-    ops, succ = h.ops, h.model.graph._succ
-    out: Meetings = defaultdict(list)
-    for u, nbrs in succ.items():
-        a0 = ops[u]
-        for v, keydict in nbrs.items():
-            if v == u:
-                continue
-            for d in keydict.values():
-                if not d["back"]:
-                    break
+    __slots__ = ("at", "closing", "pairs")
+
+    def __init__(self, h: Hierarchy) -> None:
+        _fix_depths(h.root)  # the walk up to the lowest common group compares depths
+        ops, succ = h.ops, h.model.graph._succ
+        pairs: list[tuple[str, str]] = []
+        closing: set[int] = set()
+        at: dict[Group, list[int]] = defaultdict(list)
+        for u, nbrs in succ.items():
+            a0 = ops[u]
+            pa = a0.parent
+            for v, keydict in nbrs.items():
+                i = len(pairs)
+                pairs.append((u, v))
+                for d in keydict.values():
+                    if not d["back"]:
+                        break
+                else:
+                    closing.add(i)  # every edge u -> v closes a loop
+                pb = ops[v].parent
+                if pa is pb:
+                    meet = pa
+                elif pa.parent is pb.parent:  # type: ignore[union-attr]
+                    meet = pa.parent  # type: ignore[union-attr]  # one layer to the next
+                else:
+                    meet = _lowest_children(a0, ops[v])[0].parent
+                if u == v:
+                    closing.add(i)
+                at[meet].append(i)  # type: ignore[index]
+        self.pairs, self.closing, self.at = pairs, closing, at
+
+    def of(self, group: Group) -> list[int]:
+        """The pairs meeting in ``group``."""
+        return self.at.get(group, [])
+
+    def move(self, old: Group, new: Group) -> None:
+        """The edges meeting in ``old`` (dissolved into ``new``) meet in ``new`` now."""
+        moved = self.at.pop(old, None)
+        if moved:
+            self._add(new, moved)
+
+    def settle(self, h: Hierarchy, group: Group, made: list[Group]) -> None:
+        """New groups were made under ``group``: edges with both ends in one of them meet
+        there."""
+        inside = {id(g) for g in made}
+        kept: list[int] = []
+        into: dict[Group, list[int]] = {}
+        ops, pairs = h.ops, self.pairs
+        for i in self.at.get(group, ()):
+            u, v = pairs[i]
+            a = _child_of(group, ops[u])
+            if id(a) in inside and a is _child_of(group, ops[v]):
+                into.setdefault(a, []).append(i)  # type: ignore[arg-type]
             else:
-                continue  # every edge u -> v closes a loop
-            pa, pb = a0.parent, ops[v].parent
-            if pa is pb:
-                meet = pa
-            elif pa.parent is pb.parent:  # type: ignore[union-attr]
-                meet = pa.parent  # type: ignore[union-attr]  # one layer to the next
-            else:
-                meet = _lowest_children(a0, ops[v])[0].parent
-            out[meet].append((u, v))  # type: ignore[index]
-    return out
+                kept.append(i)
+        self.at[group] = kept
+        for g, indices in into.items():
+            self._add(g, indices)
+
+    def _add(self, group: Group, indices: list[int]) -> None:
+        """Add ascending indices to a group's, keeping them ascending (a merge of two runs)."""
+        mine = self.at[group]
+        ordered = not mine or mine[-1] < indices[0]
+        mine.extend(indices)
+        if not ordered:
+            mine.sort()
 
 
 def _child_of(group: Group, m: Member) -> Member:
@@ -843,9 +897,10 @@ def _local_graph(h: Hierarchy, group: Group, meet: Meetings, *, flow: bool = Fal
     also where the group's dataflow starts and ends (see :func:`_flow_ends`)."""
     children = group._children
     index = {id(c): i for i, c in enumerate(children)}
-    ops = h.ops
-    edges = {(index[id(_child_of(group, ops[u]))], index[id(_child_of(group, ops[v]))])
-             for u, v in meet.get(group, ())}
+    ops, pairs, closing = h.ops, meet.pairs, meet.closing
+    edges = {(index[id(_child_of(group, ops[pairs[i][0]]))],
+              index[id(_child_of(group, ops[pairs[i][1]]))])
+             for i in meet.of(group) if i not in closing}
     graph = ChildGraph(len(children), sorted(e for e in edges if e[0] != e[1]))
     if flow:
         graph.data_in, graph.data_out = _flow_ends(h, group, _where(children))
@@ -861,52 +916,6 @@ def _where(children: list[Member]) -> dict[str, int]:
         else:
             where.update(dict.fromkeys(_op_names(c), i))  # type: ignore[arg-type]
     return where
-
-
-def _move_meetings(meet: Meetings, old: Group, new: Group) -> None:
-    """The edges meeting in ``old`` (dissolved into ``new``) meet in ``new`` now."""
-    moved = meet.pop(old, None)
-    if moved:
-        meet[new].extend(moved)  # type: ignore[index]
-
-
-def _settle_meetings(h: Hierarchy, group: Group, made: list[Group], meet: Meetings) -> None:
-    """New groups were made under ``group``: edges with both ends in one of them meet there."""
-    inside = {id(g): g for g in made}
-    kept, ops = [], h.ops
-    for u, v in meet.get(group, ()):
-        a, b = _child_of(group, ops[u]), _child_of(group, ops[v])
-        if a is b and id(a) in inside:
-            meet[a].append((u, v))  # type: ignore[index]
-        else:
-            kept.append((u, v))
-    meet[group] = kept
-
-
-def _child_graph(h: Hierarchy, group: Group, *, flow: bool = False
-                 ) -> tuple[ChildGraph, list[Member]]:
-    """The group's children as a DAG (see :class:`~graphviz_tb.blocks.ChildGraph`): an edge
-    wherever a model edge that closes no loop runs between two children.  With ``flow``, also
-    which children take data (not parameters) from outside the group or hold a data source,
-    and which feed data out: where the group's dataflow starts and ends.
-    """
-    children = group._children
-    where = _where(children)
-    succ = h.model.graph._succ
-    edges: set[tuple[int, int]] = set()
-    add = edges.add
-    for u, i in where.items():
-        for v, keydict in succ[u].items():
-            j = where.get(v)
-            if j is not None and j != i and (i, j) not in edges:
-                for d in keydict.values():
-                    if not d["back"]:
-                        add((i, j))
-                        break
-    graph = ChildGraph(len(children), sorted(edges))
-    if flow:
-        graph.data_in, graph.data_out = _flow_ends(h, group, where)
-    return graph, children
 
 
 def _flow_ends(h: Hierarchy, group: Group, where: dict[str, int]) -> tuple[set[int], set[int]]:
@@ -997,12 +1006,12 @@ def _repair_convexity(h: Hierarchy, meet: Meetings) -> None:
             for i, c in enumerate(kids):
                 if i in bad and c not in extended:
                     _dissolve(h, c)  # type: ignore[arg-type]
-                    _move_meetings(meet, c, g)  # type: ignore[arg-type]
+                    meet.move(c, g)  # type: ignore[arg-type]
                     kept.extend(c._children)  # type: ignore[attr-defined]
                 elif i not in taken or i in bad:
                     kept.append(c)
             g._children = kept
-            _settle_meetings(h, g, list(extended), meet)
+            meet.settle(h, g, list(extended))
 
 
 def _extension(graph: ChildGraph, kids: list[Member], part: list[int], i: int
@@ -1064,7 +1073,7 @@ def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
             inside.update(members)
         group._children = made + [c for i, c in enumerate(children) if i not in inside]
         h.block_order[group] = made
-        _settle_meetings(h, group, made, meet)
+        meet.settle(h, group, made)
 
 
 class _Signatures:
@@ -1134,7 +1143,7 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None, *,
         _prefix_groups(h)
     if options.series:
         _op_series(h, options.series_min)
-    meet = _meetings(h)
+    meet = h.meetings()
     _repair_convexity(h, meet)
     if options.blocks:
         _find_blocks(h, meet)
