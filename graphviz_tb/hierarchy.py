@@ -890,11 +890,10 @@ def _child_of(group: Group, m: Member) -> Member:
     return m
 
 
-def _local_graph(h: Hierarchy, group: Group, meet: Meetings, *, flow: bool = False
+def _local_graph(h: Hierarchy, group: Group, meet: Meetings
                  ) -> tuple[ChildGraph, list[Member]]:
     """The group's children as a DAG (see :class:`~graphviz_tb.blocks.ChildGraph`), from the
-    edges meeting in it: O(those edges × nesting), not O(everything below).  With ``flow``,
-    also where the group's dataflow starts and ends (see :func:`_flow_ends`)."""
+    edges meeting in it: O(those edges × nesting), not O(everything below)."""
     children = group._children
     index = {id(c): i for i, c in enumerate(children)}
     ops, pairs, closing = h.ops, meet.pairs, meet.closing
@@ -902,8 +901,6 @@ def _local_graph(h: Hierarchy, group: Group, meet: Meetings, *, flow: bool = Fal
               index[id(_child_of(group, ops[pairs[i][1]]))])
              for i in meet.of(group) if i not in closing}
     graph = ChildGraph(len(children), sorted(e for e in edges if e[0] != e[1]))
-    if flow:
-        graph.data_in, graph.data_out = _flow_ends(h, group, _where(children))
     return graph, children
 
 
@@ -918,11 +915,19 @@ def _where(children: list[Member]) -> dict[str, int]:
     return where
 
 
-def _flow_ends(h: Hierarchy, group: Group, where: dict[str, int]) -> tuple[set[int], set[int]]:
+def _flow_ends(h: Hierarchy, group: Group, children: list[Member]
+               ) -> tuple[set[int], set[int]]:
     """Which children take data from outside the group (or hold a data source), and which
     feed data out of it."""
     graph = h.model.graph
     nodes, succ, pred = graph._node, graph._succ, graph._pred
+    if group is h.root:
+        # Nothing lies outside the root: data enters at its sources only, and leaves nowhere;
+        # no walk of every edge is needed to find that.
+        index = {id(c): i for i, c in enumerate(children)}
+        return {index[id(_child_of(group, h.ops[u]))] for u, d in nodes.items()
+                if d["op"] in _DATA_SOURCE_OPS and not _is_parameter(h, u, 0)}, set()
+    where = _where(children)
     data_in: set[int] = set()
     data_out: set[int] = set()
     parameter: dict[tuple[str, int], bool] = {}
@@ -935,7 +940,7 @@ def _flow_ends(h: Hierarchy, group: Group, where: dict[str, int]) -> tuple[set[i
                 if v not in where and any(d["kind"] != CONTROL for d in keydict.values()):
                     data_out.add(i)
                     break
-        if group is h.root or i in data_in:
+        if i in data_in:
             continue
         for s, keydict in pred[u].items():
             if s in where:
@@ -1055,7 +1060,7 @@ def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
         graph, children = _local_graph(h, group, meet)
         if not has_sequence(graph):
             continue
-        graph.data_in, graph.data_out = _flow_ends(h, group, _where(children))
+        graph.data_in, graph.data_out = _flow_ends(h, group, children)
         signature = [signature_of(c) for c in children]
         found = [b for b in blocks(graph, signature) if len(b) >= 2]
         if len(found) < 2:
