@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..attrs import decode_attr
 from ..errors import GraphvizTbError
 from ..functions import call_targets
 from ..hierarchy import AggEdge, Group, Member, OpNode
@@ -73,7 +74,9 @@ if TYPE_CHECKING:
 
     from ..costs import CostSet
     from ..hierarchy import Hierarchy
+    from ..model import GraphModel
     from ..options import RenderOptions
+    from ..shapes import TensorInfo
 
 __all__ = ["VIEWER_DIR", "EmbeddedGraph", "PageEntry", "build_data", "render_html",
            "render_pages"]
@@ -148,6 +151,108 @@ def _csp_hash(text: str) -> str:
 # --------------------------------------------------------------------------- the data
 
 
+class _Ranked:
+    """Names ranked by how many ops carry them, most first (then by name): the page's colour
+    keys, so the commonest op types, devices and dtypes take the first colours."""
+
+    def __init__(self, values: list[str]) -> None:
+        counts = Counter(values)
+        self.names = sorted(counts, key=lambda k: (-counts[k], k))
+        self.index = {k: i for i, k in enumerate(self.names)}
+
+
+class _AttrTable:
+    """Op attributes interned twice: each distinct ``[name, value]`` pair once (``pairs``), and
+    each op's sorted list of pair indices once (``sets``).
+
+    Ops share most attributes (a dtype, a colocation class, a padding) but seldom all of them,
+    so interning whole maps kept a third of NASNet-Large's page in near-copies.  And an
+    AttrValue is decoded once per distinct serialized form, not once per op: decoding every
+    op's attributes was a sixth of the page's build.  Pairs are told apart by their decoded
+    value, so two encodings of one value (a map inside a ``func``) still make one pair.
+    """
+
+    def __init__(self) -> None:
+        self.pairs: list[list[Any]] = []
+        self.sets = _Interner()
+        self._by_raw: dict[tuple[str, bytes], int] = {}
+        self._by_value: dict[tuple[str, str], int] = {}
+
+    def __call__(self, node_def: Any) -> int:
+        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or
+        -1 for none."""
+        amap = node_def.attr
+        ids = []
+        for key in sorted(amap):
+            if key == "_output_shapes":
+                continue
+            value = amap[key]
+            raw = (key, value.SerializeToString())
+            pair = self._by_raw.get(raw)
+            if pair is None:
+                decoded = decode_attr(value)
+                pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
+                if pair == len(self.pairs):
+                    self.pairs.append([key, decoded])
+                self._by_raw[raw] = pair
+            ids.append(pair)
+        return self.sets(tuple(ids), ids) if ids else -1
+
+
+def _op_notes(m: OpNode, data: dict[str, Any]) -> list[str]:
+    """What the details panel says of an op beyond its attributes and edges."""
+    notes = []
+    if data.get("function"):
+        notes.append(f"in the body of function {data['function']}")
+    if m.role == "missing":
+        notes.append("missing: named as an input, but no such op exists")
+    if data.get("recursion_cut"):
+        notes.append("recursion cut here: the function calls itself")
+    if data.get("shape_error"):
+        notes.append(f"shape error: {data['shape_error']}")
+    return notes
+
+
+class _OpsData:
+    """What the page shows of each op, in the order given: its device and first output's
+    dtype (colour keys), its attributes and outputs (interned), its calls and notes."""
+
+    def __init__(self, model: GraphModel, members: list[OpNode]) -> None:
+        node = model.graph._node  # the node dicts themselves: networkx's view is slower
+        self.members = members
+        self.devices: list[str] = []
+        self.dtypes: list[str] = []
+        self.attr: list[int] = []
+        self.out: list[int] = []
+        self.calls: dict[int, list[str]] = {}
+        self.notes: dict[int, list[str]] = {}
+        self.attrs = _AttrTable()
+        self.outs = _Interner()
+        by_info: dict[tuple[TensorInfo, ...], int] = {}  # outputs -> index in ``outs``
+        for j, m in enumerate(members):
+            data = node[m.name]
+            self.devices.append(data["device"] or "(no device)")
+            infos = model.op_outputs(m.name)
+            self.dtypes.append((infos[0].dtype if infos else None) or "(unknown)")
+            node_def = data.get("node_def")
+            self.attr.append(self.attrs(node_def) if node_def is not None else -1)
+            key = tuple(infos)
+            index = by_info.get(key, -1) if key else -1
+            if key and index < 0:
+                index = by_info[key] = self.outs(tuple(
+                    (o.dtype, format_shape(o) or None) for o in infos))
+            self.out.append(index)
+            if data.get("calls"):
+                self.calls[j] = list(data["calls"])
+            notes = _op_notes(m, data)
+            if notes:
+                self.notes[j] = notes
+        self.type_names = _Ranked([m.op for m in members])
+        self.device_names = _Ranked(self.devices)
+        self.dtype_names = _Ranked(self.dtypes)
+
+
+
 class _Builder:
     """Collects the embedded data; see the module docstring for what and why."""
 
@@ -175,19 +280,19 @@ class _Builder:
                 stack.extend(reversed(m.children))
 
     def _name_parts(self, m: Member) -> tuple[int, str]:
-        """The nearest ancestor whose name prefixes ``m``'s, and the rest of the name."""
-        for anc in m.ancestors():
+        """The nearest ancestor whose name prefixes ``m``'s, and the rest of the name (a loop,
+        not ``ancestors()``: the parent nearly always answers, and the generator cost more)."""
+        anc = m.parent
+        while anc is not None:
             if anc.name and m.name.startswith(anc.name + "/") and anc in self.ids:
                 return self.ids[anc], m.name[len(anc.name) + 1:]
+            anc = anc.parent
         return -1, m.name
 
-    def _device_keys(self) -> dict[Group, str]:
+    def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
         group (a Counter per member was a sixth of NASNet-Large's page data)."""
-        node = self.model.graph._node
-        devices = {m: node[m.name]["device"] or "(no device)" for m in self.members
-                   if isinstance(m, OpNode)}
         if len(set(devices.values())) == 1:
             holding: set[Member] = set()
             for m in reversed(self.members):
@@ -206,102 +311,66 @@ class _Builder:
         return {g: c.most_common(1)[0][0] for g, c in counts.items() if c}
 
     def members_data(self) -> dict[str, Any]:
+        """Every member's columns (see the module docstring), built in one pass over the
+        members after one over the ops: a per-member dict of columns cost more than the data."""
         self._order()
-        h, graph = self.h, self.model.graph
-        templates = templates_of(h)
+        templates = templates_of(self.h)
         rank = {t: i for i, t in enumerate(templates.repeated)}
-        op_keys: Counter[str] = Counter()
-        dev_keys: Counter[str] = Counter()
-        dt_keys: Counter[str] = Counter()
-        op_dtype: dict[OpNode, str] = {}
-        for m in self.members:
-            if isinstance(m, OpNode):
-                data = graph._node[m.name]  # the node dict itself: networkx's view is slower
-                outs = self.model.op_outputs(m.name)
-                op_dtype[m] = (outs[0].dtype if outs else None) or "(unknown)"
-                op_keys[m.op] += 1
-                dev_keys[data["device"] or "(no device)"] += 1
-                dt_keys[op_dtype[m]] += 1
-        group_dev = self._device_keys()  # always among the ops' devices
-        ops = [k for k, _ in sorted(op_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
-        devs = [k for k, _ in sorted(dev_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
-        dts = [k for k, _ in sorted(dt_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
-        op_i = {k: i for i, k in enumerate(ops)}
-        dev_i = {k: i for i, k in enumerate(devs)}
-        dt_i = {k: i for i, k in enumerate(dts)}
-
-        attrs, outs = _Interner(), _Interner()
-        cols: dict[str, list[Any]] = {k: [] for k in (
-            "parent", "nb", "ns", "kind", "type", "w", "h", "tpl", "dev", "dt", "nops",
-            "attr", "out")}
+        ops = _OpsData(self.model, [m for m in self.members if isinstance(m, OpNode)])
+        # A group's device is its commonest op device, so always in the ops' table.
+        group_dev = self._device_keys(dict(zip(ops.members, ops.devices, strict=True)))
+        op_i, dev_i, dt_i = ops.type_names.index, ops.device_names.index, ops.dtype_names.index
+        n = len(self.members)
+        parent, nb, ns = [-1] * n, [-1] * n, [""] * n
+        kind, typ, tpl, dev, dt = [0] * n, [-1] * n, [-1] * n, [-1] * n, [-1] * n
+        width, height, nops, attr, out = [0.0] * n, [0.0] * n, [1] * n, [-1] * n, [-1] * n
         labels: dict[int, str] = {}
         captions: dict[int, str] = {}
         functions: dict[int, str] = {}
-        calls: dict[int, list[str]] = {}
-        notes: dict[int, list[str]] = {}
+        ids, k = self.ids, 0
         for i, m in enumerate(self.members):
-            nb, ns = self._name_parts(m) if i else (-1, "")
-            w, hh, lines = leaf_size(m) if i else (0.0, 0.0, ("",))
-            cols["parent"].append(self.ids[m.parent] if m.parent is not None else -1)
-            cols["nb"].append(nb)
-            cols["ns"].append(ns)
-            # In inches to 3 decimals: exactly what layout.group_dot writes, so the page's
-            # DOT for a group is the same text as Python's.
-            cols["w"].append(round(w / PT, 3))
-            cols["h"].append(round(hh / PT, 3))
-            if i and lines[0] != ns:
-                labels[i] = lines[0]
+            lines: tuple[str, ...] = ("",)  # the root's
+            if i:
+                nb[i], ns[i] = self._name_parts(m)
+                w, hh, lines = leaf_size(m)
+                parent[i] = ids[m.parent]  # type: ignore[index]
+                # In inches to 3 decimals: exactly what layout.group_dot writes, so the page's
+                # DOT for a group is the same text as Python's.
+                width[i], height[i] = round(w / PT, 3), round(hh / PT, 3)
+                if lines[0] != ns[i]:
+                    labels[i] = lines[0]
             if isinstance(m, Group):
-                cols["kind"].append(_KINDS.get(m.kind, 2))
-                cols["type"].append(-1)
+                kind[i] = _KINDS.get(m.kind, 2)
                 t = rank.get(templates.shown(m))
-                cols["tpl"].append(-1 if t is None else t)
-                cols["dev"].append(dev_i.get(group_dev.get(m, ""), -1))
-                cols["dt"].append(-1)
-                cols["nops"].append(m.op_count)
-                cols["attr"].append(-1)
-                cols["out"].append(-1)
+                if t is not None:
+                    tpl[i] = t
+                dev[i] = dev_i.get(group_dev.get(m, ""), -1)
+                nops[i] = m.op_count
                 if len(lines) > 1:
                     captions[i] = lines[1]
                 if m.function:
                     functions[i] = m.function
                 continue
             assert isinstance(m, OpNode)
-            data = graph._node[m.name]
-            cols["kind"].append(-_ROLES.get(m.role, 0))
-            cols["type"].append(op_i[m.op])
-            cols["tpl"].append(-1)
-            cols["dev"].append(dev_i[data["device"] or "(no device)"])
-            cols["dt"].append(dt_i[op_dtype[m]])
-            cols["nops"].append(1)
-            # Interned: most ops share their attributes and outputs with others.  (repr of
-            # a dict of plain values is deterministic, and cheaper than JSON as a key.)
-            decoded = self.model.attrs(m.name)
-            cols["attr"].append(attrs(repr(decoded), decoded) if decoded else -1)
-            infos = tuple((o.dtype, format_shape(o) or None)
-                          for o in self.model.op_outputs(m.name))
-            cols["out"].append(outs(infos) if infos else -1)
-            if data.get("calls"):
-                calls[i] = list(data["calls"])
-            extra = []
-            if data.get("function"):
-                extra.append(f"in the body of function {data['function']}")
-            if m.role == "missing":
-                extra.append("missing: named as an input, but no such op exists")
-            if data.get("recursion_cut"):
-                extra.append("recursion cut here: the function calls itself")
-            if data.get("shape_error"):
-                extra.append(f"shape error: {data['shape_error']}")
-            if extra:
-                notes[i] = extra
+            kind[i], typ[i] = -_ROLES.get(m.role, 0), op_i[m.op]
+            dev[i], dt[i] = dev_i[ops.devices[k]], dt_i[ops.dtypes[k]]
+            attr[i], out[i] = ops.attr[k], ops.out[k]
+            k += 1
+        op_ids = [ids[m] for m in ops.members]
         tpl_table = []
         for t in templates.repeated:
             rep = templates.representative(t)
             tpl_table.append([rep.label, len(templates.instances[t])])
         return {
-            **cols, "labels": labels, "captions": captions, "functions": functions,
-            "calls": calls, "notes": notes, "attrs": attrs.values, "outs": outs.values,
-            "opTypes": ops, "devices": devs, "dtypes": dts, "templates": tpl_table,
+            "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "w": width,
+            "h": height, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops, "attr": attr,
+            "out": out, "labels": labels, "captions": captions, "functions": functions,
+            "calls": {op_ids[j]: c for j, c in ops.calls.items()},
+            "notes": {op_ids[j]: c for j, c in ops.notes.items()},
+            "attrs": ops.attrs.pairs, "attrSets": ops.attrs.sets.values,
+            "outs": ops.outs.values, "opTypes": ops.type_names.names,
+            "devices": ops.device_names.names, "dtypes": ops.dtype_names.names,
+            "templates": tpl_table,
         }
 
     # -- edges

@@ -265,7 +265,13 @@ export class Graph {
   }
 
   outputs(i) { return this.out[i] >= 0 ? this.data.outs[this.out[i]] : []; }
-  attrs(i) { return this.attr[i] >= 0 ? this.data.attrs[this.attr[i]] : {}; }
+  // Attributes come as interned [name, value] pairs, and each op's sorted list of them
+  // (render/html.py _AttrTable).
+  attrs(i) {
+    if (this.attr[i] < 0) return {};
+    const pairs = this.data.attrs;
+    return Object.fromEntries(this.data.attrSets[this.attr[i]].map((p) => pairs[p]));
+  }
 
   lowerNames() {
     if (!this._lower) {
