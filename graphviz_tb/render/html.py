@@ -90,7 +90,6 @@ _MAX_CHANGES = 5000
 _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
-_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -129,18 +128,19 @@ def _finite(value: Any) -> Any:
 
 
 def _json(value: Any) -> str:
+    """Compact JSON in ASCII: every other character escaped, so no lone surrogate (which UTF-8
+    cannot encode) nor U+2028/U+2029 reaches the page, with no pass over the text to find them
+    (that pass, and encoding the text to UTF-8, cost more than the escapes)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
     except ValueError:
-        return json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(_finite(value), separators=(",", ":"))
 
 
 def _script_safe(text: str) -> str:
-    """JSON made safe inside ``<script type="application/json">``: no ``</script>``, no ``<!--``,
-    and no lone surrogates (which UTF-8 cannot encode)."""
-    text = (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    """JSON (:func:`_json`) made safe inside ``<script type="application/json">``: no
+    ``</script>``, no ``<!--``."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _csp_hash(text: str) -> str:
@@ -377,46 +377,57 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        h, succ, options = self.h, self.model.graph._succ, self.options
+        h, succ, options, ids = self.h, self.model.graph._succ, self.options, self.ids
+        # Op name -> member index, for the kept ops: one lookup per edge end, not two.
+        op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels = _Interner()
         labels("")
-        agg_cols: dict[str, list[Any]] = {k: [] for k in (
-            "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae")}
+        ag: list[int] = []
+        a_src: list[int] = []
+        a_dst: list[int] = []
+        an: list[int] = []
+        ac: list[int] = []
+        ar: list[int] = []
+        ab: list[int] = []
+        al: list[int] = []
+        aw: list[float] = []
+        ae: list[int] = []
         op_edges: list[int] = []
         self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
         self.aggs: list[AggEdge] = []  # in their index order
         for g in self.members:
             if not isinstance(g, Group):
                 continue
-            gi = self.ids[g]
+            gi = ids[g]
             items = sorted(g.edges.items(), key=lambda kv: (kv[0][0].name, kv[0][1].name))
             for (a, b), agg in items:
-                if a not in self.ids or b not in self.ids:
+                if a not in ids or b not in ids:
                     continue
-                self.agg_index[id(agg.edges)] = len(agg_cols["ag"])
+                self.agg_index[id(agg.edges)] = len(ag)
                 self.aggs.append(agg)
                 label = edge_label(h, agg, dtypes=options.dtypes) if options.shapes else ""
-                agg_cols["ag"].append(gi)
-                agg_cols["as"].append(self.ids[a])
-                agg_cols["ad"].append(self.ids[b])
-                agg_cols["an"].append(agg.counts[DATA])
-                agg_cols["ac"].append(agg.counts[CONTROL])
-                agg_cols["ar"].append(agg.counts[REF])
-                agg_cols["ab"].append(agg.back)
-                agg_cols["al"].append(labels(label))
-                agg_cols["aw"].append(edge_width(h, agg))
-                n = 0
+                counts = agg.counts
+                ag.append(gi)
+                a_src.append(ids[a])
+                a_dst.append(ids[b])
+                an.append(counts[DATA])
+                ac.append(counts[CONTROL])
+                ar.append(counts[REF])
+                ab.append(agg.back)
+                al.append(labels(label))
+                aw.append(edge_width(h, agg))
+                start = len(op_edges)
                 for u, v, k in agg.edges:
-                    ou, ov = h.ops[u], h.ops[v]
-                    if ou not in self.ids or ov not in self.ids:
+                    iu, iv = op_id.get(u), op_id.get(v)
+                    if iu is None or iv is None:
                         continue
                     d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
                     code = _EDGE_KINDS[d["kind"]] | (4 if d["back"] else 0) | (
                         d["src_output"] << 3)
-                    op_edges.extend((self.ids[ou], self.ids[ov], code, d["dst_input"]))
-                    n += 1
-                agg_cols["ae"].append(n)
-        return {**agg_cols, "edgeLabels": labels.values, "E": op_edges,
+                    op_edges += (iu, iv, code, d["dst_input"])
+                ae.append((len(op_edges) - start) // 4)
+        return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
+                "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values, "E": op_edges,
                 "carry": self._loop_carry()}
 
     def _loop_carry(self) -> list[int]:
