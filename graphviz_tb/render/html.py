@@ -2,7 +2,7 @@
 
 Python does the heavy lifting once: it builds the hierarchy, lays out the initial view with
 Graphviz (exactly what the SVG output shows) and embeds everything the page needs as compact,
-column-oriented JSON:
+column-oriented JSON, its numeric columns packed as base64 typed arrays (:func:`_pack`):
 
 * every member of the hierarchy (ops and groups): parent, name (as a suffix of an ancestor's
   name), kind, op type, collapsed size and label, colour keys (structure template, op type,
@@ -15,7 +15,7 @@ column-oriented JSON:
   through a call argument by argument);
 * the values ``While`` loops carry from one iteration to the next, which no edge shows;
 * per-op details: attributes (already cut by :mod:`graphviz_tb.attrs`) and outputs, both
-  interned, because most ops share them;
+  interned, because most ops share them (attributes pair by pair, :class:`_AttrTable`);
 * the per-group layouts of the groups open at first;
 * what each op cost in every recorded step of the graph's run, when there are any.
 
@@ -43,6 +43,8 @@ import html
 import json
 import math
 import re
+import sys
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,18 +80,28 @@ if TYPE_CHECKING:
     from ..options import RenderOptions
     from ..shapes import TensorInfo
 
-__all__ = ["VIEWER_DIR", "EmbeddedGraph", "PageEntry", "build_data", "render_html",
-           "render_pages"]
+__all__ = ["VIEWER_DIR", "EmbeddedGraph", "PageEntry", "build_data", "page_data",
+           "render_html", "render_pages"]
 
 VIEWER_DIR = Path(__file__).with_name("viewer")
 #: Format of the embedded data; the bundle refuses data of another version.
-DATA_VERSION = 1
+DATA_VERSION = 2
 
 #: The most changes a diff's page lists (the picture colours them all).
 _MAX_CHANGES = 5000
 _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
+#: The numeric columns a page carries packed (see :func:`_pack`): integers, and floats (sizes
+#: in inches, edge widths).
+_INT_COLUMNS = ("parent", "nb", "kind", "type", "tpl", "dev", "dt", "nops", "attr", "out",
+                "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "ae", "E", "carry")
+_FLOAT_COLUMNS = ("w", "h", "aw")
+#: Array typecodes for integers, narrowest first, with the range each holds.
+_INT_CODES = tuple((code, -(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1)
+                   for code, size in (("b", 1), ("h", 2), ("i", 4)))
+_PAGE_DATA = re.compile(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
+                        re.DOTALL)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -141,6 +153,68 @@ def _script_safe(text: str) -> str:
     """JSON (:func:`_json`) made safe inside ``<script type="application/json">``: no
     ``</script>``, no ``<!--``."""
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _little_endian(values: array[Any]) -> array[Any]:
+    """``values`` in place as little-endian (as the page reads them), whatever this machine's
+    own order."""
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
+
+
+def _pack(data: dict[str, Any]) -> dict[str, Any]:
+    """One graph's data with its numeric columns packed: each as its array typecode (the
+    narrowest of int8, int16, int32 that holds it; float64) then base64 of its little-endian
+    bytes.
+
+    A column of NASNet-Large is 60,000 to 370,000 numbers: as JSON they were most of the
+    page's encoding in Python and of its parsing in the browser, which then copied them into
+    typed arrays anyway.  Packed, Python writes each with a few C calls and the page views
+    the decoded bytes as a typed array.
+    """
+    out = dict(data)
+    for key in _INT_COLUMNS:
+        column = data[key]
+        lo, hi = (min(column), max(column)) if column else (0, 0)
+        code = next((c for c, low, high in _INT_CODES if low <= lo and hi <= high), None)
+        if code is not None:  # else beyond int32 (a hostile file's output slot): left as JSON
+            out[key] = code + _packed_bytes(array(code, column))
+    for key in _FLOAT_COLUMNS:
+        out[key] = "d" + _packed_bytes(array("d", data[key]))
+    return out
+
+
+def _packed_bytes(values: array[Any]) -> str:
+    if sys.byteorder == "big":
+        values.byteswap()
+    return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def _unpack(data: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`_pack`."""
+    out = dict(data)
+    for key in (*_INT_COLUMNS, *_FLOAT_COLUMNS):
+        if not isinstance(data[key], str):
+            continue
+        values = array(data[key][0], base64.b64decode(data[key][1:]))
+        if sys.byteorder == "big":
+            values.byteswap()
+        out[key] = values.tolist()
+    return out
+
+
+def page_data(page: str) -> dict[str, Any]:
+    """The data embedded in a viewer page, as :func:`build_data` made it (or, for a page of
+    several graphs, as :func:`render_pages` assembled it): what benchmarks and tests read
+    back from a written page."""
+    match = _PAGE_DATA.search(page)
+    if match is None:
+        raise GraphvizTbError("no embedded tbgraph data in this page")
+    data = json.loads(match.group(1))
+    if "graphs" in data:
+        return {**data, "graphs": [_unpack(g) for g in data["graphs"]]}
+    return _unpack(data)
 
 
 def _csp_hash(text: str) -> str:
@@ -696,7 +770,9 @@ def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options:
 def _page(data: dict[str, Any], options: RenderOptions, title: str) -> str:
     """The HTML document around the embedded data: style, viewer, layout worker, policy."""
     script, style, worker = _read_viewer()
-    payload = _script_safe(_json(data))
+    packed = ({**data, "graphs": [_pack(g) for g in data["graphs"]]} if "graphs" in data
+              else _pack(data))
+    payload = _script_safe(_json(packed))
     title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",

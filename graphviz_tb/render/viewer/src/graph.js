@@ -14,28 +14,54 @@ const CONST_OPS = new Set(["Const", "HostConst"]);
 const ARG = -2; // kind of an _Arg op (role 2)
 const CONTROL = 1;
 
+// The numeric columns come packed (render/html.py _pack): an array typecode (b int8, h int16,
+// i int32, d float64) then base64 of the little-endian array, decoded once and viewed as a
+// typed array.  Integers are widened to int32, the type the viewer works in (as is a column
+// beyond int32, which comes as a JSON array).
+const TYPES = { b: Int8Array, h: Int16Array, i: Int32Array, d: Float64Array };
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function column(packed) {
+  if (typeof packed !== "string") return Int32Array.from(packed);
+  const Type = TYPES[packed[0]];
+  let bytes;
+  if (Uint8Array.fromBase64) {
+    bytes = Uint8Array.fromBase64(packed.slice(1));
+  } else {
+    const text = atob(packed.slice(1));
+    bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  }
+  const size = Type.BYTES_PER_ELEMENT;
+  if (!LITTLE_ENDIAN) {
+    for (let i = 0; i < bytes.length; i += size) bytes.subarray(i, i + size).reverse();
+  }
+  const out = new Type(bytes.buffer, bytes.byteOffset, bytes.length / size);
+  return Type === Float64Array || Type === Int32Array ? out : Int32Array.from(out);
+}
+
 export class Graph {
   constructor(d) {
-    const n = d.parent.length;
+    const ints = (key) => column(d[key]);
+    this.parent = ints("parent");
+    const n = this.parent.length;
     this.n = n;
     this.data = d;
-    this.parent = Int32Array.from(d.parent);
-    this.kind = Int8Array.from(d.kind);
-    this.type = Int32Array.from(d.type);
-    this.tpl = Int32Array.from(d.tpl);
-    this.dev = Int32Array.from(d.dev);
-    this.dt = Int32Array.from(d.dt);
-    this.nops = Int32Array.from(d.nops);
-    // Collapsed sizes come in inches (as the DOT gets them); drawing is in points.  (Plain
-    // loops: Float64Array.from with a mapping function took 20 ms a column on NASNet-Large.)
-    this.w = new Float64Array(n);
-    this.h = new Float64Array(n);
+    this.kind = ints("kind");
+    this.type = ints("type");
+    this.tpl = ints("tpl");
+    this.dev = ints("dev");
+    this.dt = ints("dt");
+    this.nops = ints("nops");
+    // Collapsed sizes come in inches (as the DOT gets them); drawing is in points.
+    this.w = column(d.w);
+    this.h = column(d.h);
     for (let i = 0; i < n; i++) {
-      this.w[i] = d.w[i] * 72;
-      this.h[i] = d.h[i] * 72;
+      this.w[i] *= 72;
+      this.h[i] *= 72;
     }
-    this.attr = Int32Array.from(d.attr);
-    this.out = Int32Array.from(d.out);
+    this.attr = ints("attr");
+    this.out = ints("out");
     this.opTypes = d.opTypes;
     this.devices = d.devices;
     this.dtypes = d.dtypes;
@@ -50,8 +76,9 @@ export class Graph {
     const label = new Array(n);
     name[0] = "";
     label[0] = "";
+    const nb = ints("nb");
     for (let i = 1; i < n; i++) {
-      const b = d.nb[i];
+      const b = nb[i];
       name[i] = b < 0 ? d.ns[i] : name[b] + "/" + d.ns[i];
       label[i] = d.ns[i];
     }
@@ -70,18 +97,18 @@ export class Graph {
     this._byName = null; // built on the first lookup: a map of every name costs 45 ms
 
     // Aggregated edges: contiguous per group, and each one's op edges contiguous too.
-    const na = d.ag.length;
+    this.ag = ints("ag");
+    const na = this.ag.length;
     this.na = na;
-    this.ag = Int32Array.from(d.ag);
-    this.as = Int32Array.from(d.as);
-    this.ad = Int32Array.from(d.ad);
-    this.an = Int32Array.from(d.an);
-    this.ac = Int32Array.from(d.ac);
-    this.ar = Int32Array.from(d.ar);
-    this.ab = Int32Array.from(d.ab);
-    this.al = Int32Array.from(d.al);
-    this.aw = Float64Array.from(d.aw);
-    this.ae = Int32Array.from(d.ae);
+    this.as = ints("as");
+    this.ad = ints("ad");
+    this.an = ints("an");
+    this.ac = ints("ac");
+    this.ar = ints("ar");
+    this.ab = ints("ab");
+    this.al = ints("al");
+    this.aw = column(d.aw);
+    this.ae = ints("ae");
     this.edgeLabels = d.edgeLabels;
     this.aeStart = new Int32Array(na + 1);
     for (let a = 0; a < na; a++) this.aeStart[a + 1] = this.aeStart[a] + this.ae[a];
@@ -95,7 +122,7 @@ export class Graph {
 
     // Op edges (src, dst, code = kind | back << 2 | srcOutput << 3, dst input slot), and
     // adjacency.
-    const E = d.E;
+    const E = ints("E");
     const ne = E.length / 4;
     this.ne = ne;
     this.esrc = new Int32Array(ne);
@@ -117,7 +144,7 @@ export class Graph {
 
     // What While loops carry between iterations (src, dst pairs): dependencies for the trace
     // that no edge shows, never drawn.
-    const C = d.carry || [];
+    const C = ints("carry");
     const nc = C.length / 2;
     this.csrc = new Int32Array(nc);
     this.cdst = new Int32Array(nc);

@@ -9,7 +9,7 @@ import { Minimap, renderChanges, renderDetails, renderLegend, renderTopOps } fro
 import { download, exportSvg, fileStem, pngBlob } from "./exporter.js";
 import { engine, viz } from "./layout.js";
 
-const DATA_VERSION = 1;
+const DATA_VERSION = 2;
 const COLOR_MODES = [["structure", "structure"], ["op", "op type"], ["device", "device"],
   ["dtype", "dtype"], ["compute-time", "compute time"], ["memory", "memory"],
   ["diff", "what changed"], ["none", "none"]];
