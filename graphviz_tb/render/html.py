@@ -5,10 +5,10 @@ Graphviz (exactly what the SVG output shows) and embeds everything the page need
 column-oriented JSON, its numeric columns packed as base64 typed arrays (:func:`_pack`):
 
 * every member of the hierarchy (ops and groups): parent, name (as a suffix of an ancestor's
-  name), kind, op type, collapsed size and label, colour keys (structure template, op type,
-  device, dtype);
+  name), kind, op type, collapsed size (interned) and label, colour keys (structure template,
+  op type, device, dtype);
 * every group's aggregated edges between its children, in the order :func:`~graphviz_tb.layout.
-  compute_layout` feeds them to Graphviz, with their shape labels and widths;
+  compute_layout` feeds them to Graphviz, with their shape labels and widths (both interned);
 * every op edge (for tracing and for the details panel), ordered by the aggregated edge that
   stands for it, with its source output and destination input slot (an edge from a call op into
   an argument of its body carries the call's input slot it passes on, so the page's trace goes
@@ -92,11 +92,10 @@ _MAX_CHANGES = 5000
 _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
-#: The numeric columns a page carries packed (see :func:`_pack`): integers, and floats (sizes
-#: in inches, edge widths).
-_INT_COLUMNS = ("parent", "nb", "kind", "type", "tpl", "dev", "dt", "nops", "attr", "out",
-                "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "ae", "E", "carry")
-_FLOAT_COLUMNS = ("w", "h", "aw")
+#: The integer columns a page carries packed (see :func:`_pack`).
+_PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out",
+           "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae", "es", "ed", "ec", "ei",
+           "carry")
 #: Array typecodes for integers, narrowest first, with the range each holds.
 _INT_CODES = tuple((code, -(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1)
                    for code, size in (("b", 1), ("h", 2), ("i", 4)))
@@ -164,9 +163,8 @@ def _little_endian(values: array[Any]) -> array[Any]:
 
 
 def _pack(data: dict[str, Any]) -> dict[str, Any]:
-    """One graph's data with its numeric columns packed: each as its array typecode (the
-    narrowest of int8, int16, int32 that holds it; float64) then base64 of its little-endian
-    bytes.
+    """One graph's data with its integer columns packed: each as its array typecode (the
+    narrowest of int8, int16, int32 that holds it) then base64 of its little-endian bytes.
 
     A column of NASNet-Large is 60,000 to 370,000 numbers: as JSON they were most of the
     page's encoding in Python and of its parsing in the browser, which then copied them into
@@ -174,27 +172,22 @@ def _pack(data: dict[str, Any]) -> dict[str, Any]:
     the decoded bytes as a typed array.
     """
     out = dict(data)
-    for key in _INT_COLUMNS:
+    for key in _PACKED:
         column = data[key]
         lo, hi = (min(column), max(column)) if column else (0, 0)
         code = next((c for c, low, high in _INT_CODES if low <= lo and hi <= high), None)
         if code is not None:  # else beyond int32 (a hostile file's output slot): left as JSON
-            out[key] = code + _packed_bytes(array(code, column))
-    for key in _FLOAT_COLUMNS:
-        out[key] = "d" + _packed_bytes(array("d", data[key]))
+            values = array(code, column)
+            if sys.byteorder == "big":
+                values.byteswap()
+            out[key] = code + base64.b64encode(values.tobytes()).decode("ascii")
     return out
-
-
-def _packed_bytes(values: array[Any]) -> str:
-    if sys.byteorder == "big":
-        values.byteswap()
-    return base64.b64encode(values.tobytes()).decode("ascii")
 
 
 def _unpack(data: dict[str, Any]) -> dict[str, Any]:
     """The inverse of :func:`_pack`."""
     out = dict(data)
-    for key in (*_INT_COLUMNS, *_FLOAT_COLUMNS):
+    for key in _PACKED:
         if not isinstance(data[key], str):
             continue
         values = array(data[key][0], base64.b64decode(data[key][1:]))
@@ -397,7 +390,11 @@ class _Builder:
         n = len(self.members)
         parent, nb, ns = [-1] * n, [-1] * n, [""] * n
         kind, typ, tpl, dev, dt = [0] * n, [-1] * n, [-1] * n, [-1] * n, [-1] * n
-        width, height, nops, attr, out = [0.0] * n, [0.0] * n, [1] * n, [-1] * n, [-1] * n
+        sz, nops, attr, out = [0] * n, [1] * n, [-1] * n, [-1] * n
+        # Collapsed sizes (NASNet-Large's 101,000 members have 96), in inches to 3 decimals:
+        # exactly what layout.group_dot writes, so the page's DOT for a group is Python's.
+        sizes = _Interner()
+        sizes((0.0, 0.0))  # the root's
         labels: dict[int, str] = {}
         captions: dict[int, str] = {}
         functions: dict[int, str] = {}
@@ -408,9 +405,7 @@ class _Builder:
                 nb[i], ns[i] = self._name_parts(m)
                 w, hh, lines = leaf_size(m)
                 parent[i] = ids[m.parent]  # type: ignore[index]
-                # In inches to 3 decimals: exactly what layout.group_dot writes, so the page's
-                # DOT for a group is the same text as Python's.
-                width[i], height[i] = round(w / PT, 3), round(hh / PT, 3)
+                sz[i] = sizes((round(w / PT, 3), round(hh / PT, 3)))
                 if lines[0] != ns[i]:
                     labels[i] = lines[0]
             if isinstance(m, Group):
@@ -436,9 +431,10 @@ class _Builder:
             rep = templates.representative(t)
             tpl_table.append([rep.label, len(templates.instances[t])])
         return {
-            "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "w": width,
-            "h": height, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops, "attr": attr,
-            "out": out, "labels": labels, "captions": captions, "functions": functions,
+            "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "sz": sz,
+            "sizes": sizes.values, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops,
+            "attr": attr, "out": out, "labels": labels, "captions": captions,
+            "functions": functions,
             "calls": {op_ids[j]: c for j, c in ops.calls.items()},
             "notes": {op_ids[j]: c for j, c in ops.notes.items()},
             "attrs": ops.attrs.pairs, "attrSets": ops.attrs.sets.values,
@@ -454,7 +450,7 @@ class _Builder:
         h, succ, options, ids = self.h, self.model.graph._succ, self.options, self.ids
         # Op name -> member index, for the kept ops: one lookup per edge end, not two.
         op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
-        labels = _Interner()
+        labels, widths = _Interner(), _Interner()  # NASNet-Large: 61,000 edges, 400 widths
         labels("")
         ag: list[int] = []
         a_src: list[int] = []
@@ -464,9 +460,14 @@ class _Builder:
         ar: list[int] = []
         ab: list[int] = []
         al: list[int] = []
-        aw: list[float] = []
+        aw: list[int] = []
         ae: list[int] = []
-        op_edges: list[int] = []
+        # Op edges: source, destination, code (kind | back << 2 | source output << 3) and
+        # destination input slot, a column each.
+        es: list[int] = []
+        ed: list[int] = []
+        ec: list[int] = []
+        ei: list[int] = []
         self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
         self.aggs: list[AggEdge] = []  # in their index order
         for g in self.members:
@@ -489,8 +490,8 @@ class _Builder:
                 ar.append(counts[REF])
                 ab.append(agg.back)
                 al.append(labels(label))
-                aw.append(edge_width(h, agg))
-                start = len(op_edges)
+                aw.append(widths(edge_width(h, agg)))
+                start = len(es)
                 for u, v, k in agg.edges:
                     iu, iv = op_id.get(u), op_id.get(v)
                     if iu is None or iv is None:
@@ -498,10 +499,14 @@ class _Builder:
                     d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
                     code = _EDGE_KINDS[d["kind"]] | (4 if d["back"] else 0) | (
                         d["src_output"] << 3)
-                    op_edges += (iu, iv, code, d["dst_input"])
-                ae.append((len(op_edges) - start) // 4)
+                    es.append(iu)
+                    ed.append(iv)
+                    ec.append(code)
+                    ei.append(d["dst_input"])
+                ae.append(len(es) - start)
         return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
-                "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values, "E": op_edges,
+                "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
+                "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
                 "carry": self._loop_carry()}
 
     def _loop_carry(self) -> list[int]:

@@ -14,11 +14,11 @@ const CONST_OPS = new Set(["Const", "HostConst"]);
 const ARG = -2; // kind of an _Arg op (role 2)
 const CONTROL = 1;
 
-// The numeric columns come packed (render/html.py _pack): an array typecode (b int8, h int16,
-// i int32, d float64) then base64 of the little-endian array, decoded once and viewed as a
-// typed array.  Integers are widened to int32, the type the viewer works in (as is a column
-// beyond int32, which comes as a JSON array).
-const TYPES = { b: Int8Array, h: Int16Array, i: Int32Array, d: Float64Array };
+// The integer columns come packed (render/html.py _pack): an array typecode (b int8, h int16,
+// i int32) then base64 of the little-endian array, decoded once and viewed as a typed array,
+// widened to int32, the type the viewer works in (as is a column beyond int32, which comes as
+// a JSON array).
+const TYPES = { b: Int8Array, h: Int16Array, i: Int32Array };
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 function column(packed) {
@@ -37,7 +37,7 @@ function column(packed) {
     for (let i = 0; i < bytes.length; i += size) bytes.subarray(i, i + size).reverse();
   }
   const out = new Type(bytes.buffer, bytes.byteOffset, bytes.length / size);
-  return Type === Float64Array || Type === Int32Array ? out : Int32Array.from(out);
+  return Type === Int32Array ? out : Int32Array.from(out);
 }
 
 export class Graph {
@@ -47,21 +47,18 @@ export class Graph {
     const n = this.parent.length;
     this.n = n;
     this.data = d;
-    this.kind = ints("kind");
-    this.type = ints("type");
-    this.tpl = ints("tpl");
-    this.dev = ints("dev");
-    this.dt = ints("dt");
-    this.nops = ints("nops");
-    // Collapsed sizes come in inches (as the DOT gets them); drawing is in points.
-    this.w = column(d.w);
-    this.h = column(d.h);
-    for (let i = 0; i < n; i++) {
-      this.w[i] *= 72;
-      this.h[i] *= 72;
+    for (const key of ["kind", "type", "tpl", "dev", "dt", "nops", "attr", "out"]) {
+      this[key] = ints(key);
     }
-    this.attr = ints("attr");
-    this.out = ints("out");
+    // Collapsed sizes come interned, in inches (as the DOT gets them); drawing is in points.
+    const sz = ints("sz");
+    this.w = new Float64Array(n);
+    this.h = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const [w, h] = d.sizes[sz[i]];
+      this.w[i] = w * 72;
+      this.h[i] = h * 72;
+    }
     this.opTypes = d.opTypes;
     this.devices = d.devices;
     this.dtypes = d.dtypes;
@@ -100,15 +97,10 @@ export class Graph {
     this.ag = ints("ag");
     const na = this.ag.length;
     this.na = na;
-    this.as = ints("as");
-    this.ad = ints("ad");
-    this.an = ints("an");
-    this.ac = ints("ac");
-    this.ar = ints("ar");
-    this.ab = ints("ab");
-    this.al = ints("al");
-    this.aw = column(d.aw);
-    this.ae = ints("ae");
+    for (const key of ["as", "ad", "an", "ac", "ar", "ab", "al", "ae"]) this[key] = ints(key);
+    const aw = ints("aw"); // interned widths
+    this.aw = new Float64Array(na);
+    for (let a = 0; a < na; a++) this.aw[a] = d.edgeWidths[aw[a]];
     this.edgeLabels = d.edgeLabels;
     this.aeStart = new Int32Array(na + 1);
     for (let a = 0; a < na; a++) this.aeStart[a + 1] = this.aeStart[a] + this.ae[a];
@@ -122,19 +114,12 @@ export class Graph {
 
     // Op edges (src, dst, code = kind | back << 2 | srcOutput << 3, dst input slot), and
     // adjacency.
-    const E = ints("E");
-    const ne = E.length / 4;
+    this.esrc = ints("es");
+    this.edst = ints("ed");
+    this.ecode = ints("ec");
+    this.eslot = ints("ei");
+    const ne = this.esrc.length;
     this.ne = ne;
-    this.esrc = new Int32Array(ne);
-    this.edst = new Int32Array(ne);
-    this.ecode = new Int32Array(ne);
-    this.eslot = new Int32Array(ne);
-    for (let e = 0; e < ne; e++) {
-      this.esrc[e] = E[4 * e];
-      this.edst[e] = E[4 * e + 1];
-      this.ecode[e] = E[4 * e + 2];
-      this.eslot[e] = E[4 * e + 3];
-    }
     [this.inStart, this.inList] = csr(n, this.edst, ne);
     [this.outStart, this.outList] = csr(n, this.esrc, ne);
     // Calls whose function bodies were opened: ops with an edge into an argument.
