@@ -177,10 +177,8 @@ def _pack(data: dict[str, Any]) -> dict[str, Any]:
         lo, hi = (min(column), max(column)) if column else (0, 0)
         code = next((c for c, low, high in _INT_CODES if low <= lo and hi <= high), None)
         if code is not None:  # else beyond int32 (a hostile file's output slot): left as JSON
-            values = array(code, column)
-            if sys.byteorder == "big":
-                values.byteswap()
-            out[key] = code + base64.b64encode(values.tobytes()).decode("ascii")
+            packed = _little_endian(array(code, column)).tobytes()
+            out[key] = code + base64.b64encode(packed).decode("ascii")
     return out
 
 
@@ -188,12 +186,9 @@ def _unpack(data: dict[str, Any]) -> dict[str, Any]:
     """The inverse of :func:`_pack`."""
     out = dict(data)
     for key in _PACKED:
-        if not isinstance(data[key], str):
-            continue
-        values = array(data[key][0], base64.b64decode(data[key][1:]))
-        if sys.byteorder == "big":
-            values.byteswap()
-        out[key] = values.tolist()
+        if isinstance(data[key], str):
+            values = array(data[key][0], base64.b64decode(data[key][1:]))
+            out[key] = _little_endian(values).tolist()
     return out
 
 
@@ -317,7 +312,6 @@ class _OpsData:
         self.type_names = _Ranked([m.op for m in members])
         self.device_names = _Ranked(self.devices)
         self.dtype_names = _Ranked(self.dtypes)
-
 
 
 class _Builder:
