@@ -698,15 +698,22 @@ async function show(root, data, shell = {}, state = location.hash.replace(/^#/, 
   api.ready = true;
   document.documentElement.setAttribute("data-ready", "true");
   for (const w of data.warnings || []) console.warn(`tbgraph: ${w}`);
+  // Index the names (left out of the start-up) while the person looks, so the first lookup of
+  // a click, a search or the API is quick.
+  whenIdle(() => graph.lookup(""), 1000);
   if (!warming) {
     // Compile the layout engine while the person looks, so the first expand is quick.
     warming = true;
-    const warm = () => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true));
-    if ("requestIdleCallback" in window) requestIdleCallback(warm, { timeout: 1500 });
-    else setTimeout(warm, 200);
+    whenIdle(() => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true)),
+      1500);
   }
 }
 
 let warming = false;
+
+function whenIdle(fn, timeout) {
+  if ("requestIdleCallback" in window) requestIdleCallback(fn, { timeout });
+  else setTimeout(fn, 200);
+}
 
 boot();
