@@ -28,9 +28,7 @@ as ``failed: …``; either ends that tool's repetitions for the graph.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -45,6 +43,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from timing import Timing
+
+from graphviz_tb.render.html import page_data
 
 __all__ = ["Browser", "HtmlResult", "measure_html", "measure_netron", "measure_tensorboard"]
 
@@ -173,12 +173,7 @@ class GroupInfo:
 
 def page_groups(html_path: Path) -> dict[str, GroupInfo]:
     """Every group in a tbgraph HTML page's embedded data, by full name."""
-    text = html_path.read_text(encoding="utf-8")
-    match = re.search(r'<script type="application/json" id="tbgraph-data">(.*?)</script>', text,
-                      re.DOTALL)
-    if match is None:
-        raise RuntimeError(f"{html_path}: no embedded tbgraph data")
-    data = json.loads(match.group(1))
+    data = page_data(html_path.read_text(encoding="utf-8"))
     parent, kind, nb, ns = data["parent"], data["kind"], data["nb"], data["ns"]
     n = len(parent)
     names, depth, children, edges = [""] * n, [0] * n, [0] * n, [0] * n

@@ -74,6 +74,10 @@ const result = await build({
   outfile: BUNDLE,
   metafile: true,
   banner: { js: notices.join("\n") },
+  // ASCII (other characters as escapes), as the page's data is: a page inside an iframe's
+  // srcdoc is decoded in the charset its host document was given or guessed, and a script
+  // decoded any other way than it was hashed is refused by the page's Content-Security-Policy.
+  charset: "ascii",
 });
 const viz = Object.keys(result.metafile.inputs).filter((p) => p.includes("@viz-js"));
 if (viz.length) fail(`the main bundle pulls in Graphviz (${viz.join(", ")}); refusing it`);
@@ -81,6 +85,7 @@ if (viz.length) fail(`the main bundle pulls in Graphviz (${viz.join(", ")}); ref
 // one (which, after a "<!--", would stop "</script>" from closing the element).
 const text = await readFile(BUNDLE, "utf8");
 if (/<\/?script/i.test(text)) fail("the bundle contains a <script> or </script> tag; refusing it");
+if (/[^\x00-\x7f]/.test(text)) fail("the bundle is not ASCII (see the charset option above)");
 const bytes = Object.values(result.metafile.outputs)[0].bytes;
 console.log(`viewer bundle: ${path.relative(root, BUNDLE)} (${kib(bytes)}); ` +
   `layout worker: ${path.relative(root, WORKER)} (${kib(workerBytes.length)}, ` +

@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from google.protobuf import text_format
 from tensorboard.compat.proto import graph_pb2, meta_graph_pb2
 
 import graphviz_tb
+from graphviz_tb.render.html import page_data
 
 pytestmark = pytest.mark.dot
 
@@ -109,8 +109,5 @@ def test_real_graph_loads_counts_and_renders(entry: dict[str, Any], tmp_path: Pa
     assert drawn, "nothing drawn"
 
     page = graph.render(format="html")
-    match = re.search(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
-                      page, re.S)
-    assert match, "no embedded data"
-    kinds = json.loads(match.group(1))["kind"]
+    kinds = page_data(page)["kind"]
     assert sum(1 for k in kinds if k <= 0) == len(graph.model.graph)  # ops: kind <= 0

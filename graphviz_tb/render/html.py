@@ -2,20 +2,20 @@
 
 Python does the heavy lifting once: it builds the hierarchy, lays out the initial view with
 Graphviz (exactly what the SVG output shows) and embeds everything the page needs as compact,
-column-oriented JSON:
+column-oriented JSON, its numeric columns packed as base64 typed arrays (:func:`_pack`):
 
 * every member of the hierarchy (ops and groups): parent, name (as a suffix of an ancestor's
-  name), kind, op type, collapsed size and label, colour keys (structure template, op type,
-  device, dtype);
+  name), kind, op type, collapsed size (interned) and label, colour keys (structure template,
+  op type, device, dtype);
 * every group's aggregated edges between its children, in the order :func:`~graphviz_tb.layout.
-  compute_layout` feeds them to Graphviz, with their shape labels and widths;
+  compute_layout` feeds them to Graphviz, with their shape labels and widths (both interned);
 * every op edge (for tracing and for the details panel), ordered by the aggregated edge that
   stands for it, with its source output and destination input slot (an edge from a call op into
   an argument of its body carries the call's input slot it passes on, so the page's trace goes
   through a call argument by argument);
 * the values ``While`` loops carry from one iteration to the next, which no edge shows;
 * per-op details: attributes (already cut by :mod:`graphviz_tb.attrs`) and outputs, both
-  interned, because most ops share them;
+  interned, because most ops share them (attributes pair by pair, :class:`_AttrTable`);
 * the per-group layouts of the groups open at first;
 * what each op cost in every recorded step of the graph's run, when there are any.
 
@@ -43,11 +43,14 @@ import html
 import json
 import math
 import re
+import sys
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..attrs import decode_attr
 from ..errors import GraphvizTbError
 from ..functions import call_targets
 from ..hierarchy import AggEdge, Group, Member, OpNode
@@ -73,21 +76,31 @@ if TYPE_CHECKING:
 
     from ..costs import CostSet
     from ..hierarchy import Hierarchy
+    from ..model import GraphModel
     from ..options import RenderOptions
+    from ..shapes import TensorInfo
 
-__all__ = ["VIEWER_DIR", "EmbeddedGraph", "PageEntry", "build_data", "render_html",
-           "render_pages"]
+__all__ = ["VIEWER_DIR", "EmbeddedGraph", "PageEntry", "build_data", "page_data",
+           "render_html", "render_pages"]
 
 VIEWER_DIR = Path(__file__).with_name("viewer")
 #: Format of the embedded data; the bundle refuses data of another version.
-DATA_VERSION = 1
+DATA_VERSION = 2
 
 #: The most changes a diff's page lists (the picture colours them all).
 _MAX_CHANGES = 5000
 _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
-_SURROGATES = re.compile("[\ud800-\udfff]")
+#: The integer columns a page carries packed (see :func:`_pack`).
+_PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out",
+           "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae", "es", "ed", "ec", "ei",
+           "carry")
+#: Array typecodes for integers, narrowest first, with the range each holds.
+_INT_CODES = tuple((code, -(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1)
+                   for code, size in (("b", 1), ("h", 2), ("i", 4)))
+_PAGE_DATA = re.compile(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
+                        re.DOTALL)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -126,18 +139,70 @@ def _finite(value: Any) -> Any:
 
 
 def _json(value: Any) -> str:
+    """Compact JSON in ASCII: every other character escaped, so no lone surrogate (which UTF-8
+    cannot encode) nor U+2028/U+2029 reaches the page, with no pass over the text to find them
+    (that pass, and encoding the text to UTF-8, cost more than the escapes)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
     except ValueError:
-        return json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(_finite(value), separators=(",", ":"))
 
 
 def _script_safe(text: str) -> str:
-    """JSON made safe inside ``<script type="application/json">``: no ``</script>``, no ``<!--``,
-    and no lone surrogates (which UTF-8 cannot encode)."""
-    text = (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    """JSON (:func:`_json`) made safe inside ``<script type="application/json">``: no
+    ``</script>``, no ``<!--``."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _little_endian(values: array[Any]) -> array[Any]:
+    """``values`` in place as little-endian (as the page reads them), whatever this machine's
+    own order."""
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
+
+
+def _pack(data: dict[str, Any]) -> dict[str, Any]:
+    """One graph's data with its integer columns packed: each as its array typecode (the
+    narrowest of int8, int16, int32 that holds it) then base64 of its little-endian bytes.
+
+    A column of NASNet-Large is 60,000 to 370,000 numbers: as JSON they were most of the
+    page's encoding in Python and of its parsing in the browser, which then copied them into
+    typed arrays anyway.  Packed, Python writes each with a few C calls and the page views
+    the decoded bytes as a typed array.
+    """
+    out = dict(data)
+    for key in _PACKED:
+        column = data[key]
+        lo, hi = (min(column), max(column)) if column else (0, 0)
+        code = next((c for c, low, high in _INT_CODES if low <= lo and hi <= high), None)
+        if code is not None:  # else beyond int32 (a hostile file's output slot): left as JSON
+            packed = _little_endian(array(code, column)).tobytes()
+            out[key] = code + base64.b64encode(packed).decode("ascii")
+    return out
+
+
+def _unpack(data: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`_pack`."""
+    out = dict(data)
+    for key in _PACKED:
+        if isinstance(data[key], str):
+            values = array(data[key][0], base64.b64decode(data[key][1:]))
+            out[key] = _little_endian(values).tolist()
+    return out
+
+
+def page_data(page: str) -> dict[str, Any]:
+    """The data embedded in a viewer page, as :func:`build_data` made it (or, for a page of
+    several graphs, as :func:`render_pages` assembled it): what benchmarks and tests read
+    back from a written page."""
+    match = _PAGE_DATA.search(page)
+    if match is None:
+        raise GraphvizTbError("no embedded tbgraph data in this page")
+    data = json.loads(match.group(1))
+    if "graphs" in data:
+        return {**data, "graphs": [_unpack(g) for g in data["graphs"]]}
+    return _unpack(data)
 
 
 def _csp_hash(text: str) -> str:
@@ -146,6 +211,107 @@ def _csp_hash(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- the data
+
+
+class _Ranked:
+    """Names ranked by how many ops carry them, most first (then by name): the page's colour
+    keys, so the commonest op types, devices and dtypes take the first colours."""
+
+    def __init__(self, values: list[str]) -> None:
+        counts = Counter(values)
+        self.names = sorted(counts, key=lambda k: (-counts[k], k))
+        self.index = {k: i for i, k in enumerate(self.names)}
+
+
+class _AttrTable:
+    """Op attributes interned twice: each distinct ``[name, value]`` pair once (``pairs``), and
+    each op's sorted list of pair indices once (``sets``).
+
+    Ops share most attributes (a dtype, a colocation class, a padding) but seldom all of them,
+    so interning whole maps kept a third of NASNet-Large's page in near-copies.  And an
+    AttrValue is decoded once per distinct serialized form, not once per op: decoding every
+    op's attributes was a sixth of the page's build.  Pairs are told apart by their decoded
+    value, so two encodings of one value (a map inside a ``func``) still make one pair.
+    """
+
+    def __init__(self) -> None:
+        self.pairs: list[list[Any]] = []
+        self.sets = _Interner()
+        self._by_raw: dict[tuple[str, bytes], int] = {}
+        self._by_value: dict[tuple[str, str], int] = {}
+
+    def __call__(self, node_def: Any) -> int:
+        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or
+        -1 for none."""
+        amap = node_def.attr
+        ids = []
+        for key in sorted(amap):
+            if key == "_output_shapes":
+                continue
+            value = amap[key]
+            raw = (key, value.SerializeToString())
+            pair = self._by_raw.get(raw)
+            if pair is None:
+                decoded = decode_attr(value)
+                pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
+                if pair == len(self.pairs):
+                    self.pairs.append([key, decoded])
+                self._by_raw[raw] = pair
+            ids.append(pair)
+        return self.sets(tuple(ids), ids) if ids else -1
+
+
+def _op_notes(m: OpNode, data: dict[str, Any]) -> list[str]:
+    """What the details panel says of an op beyond its attributes and edges."""
+    notes = []
+    if data.get("function"):
+        notes.append(f"in the body of function {data['function']}")
+    if m.role == "missing":
+        notes.append("missing: named as an input, but no such op exists")
+    if data.get("recursion_cut"):
+        notes.append("recursion cut here: the function calls itself")
+    if data.get("shape_error"):
+        notes.append(f"shape error: {data['shape_error']}")
+    return notes
+
+
+class _OpsData:
+    """What the page shows of each op, in the order given: its device and first output's
+    dtype (colour keys), its attributes and outputs (interned), its calls and notes."""
+
+    def __init__(self, model: GraphModel, members: list[OpNode]) -> None:
+        node = model.graph._node  # the node dicts themselves: networkx's view is slower
+        self.members = members
+        self.devices: list[str] = []
+        self.dtypes: list[str] = []
+        self.attr: list[int] = []
+        self.out: list[int] = []
+        self.calls: dict[int, list[str]] = {}
+        self.notes: dict[int, list[str]] = {}
+        self.attrs = _AttrTable()
+        self.outs = _Interner()
+        by_info: dict[tuple[TensorInfo, ...], int] = {}  # outputs -> index in ``outs``
+        for j, m in enumerate(members):
+            data = node[m.name]
+            self.devices.append(data["device"] or "(no device)")
+            infos = model.op_outputs(m.name)
+            self.dtypes.append((infos[0].dtype if infos else None) or "(unknown)")
+            node_def = data.get("node_def")
+            self.attr.append(self.attrs(node_def) if node_def is not None else -1)
+            key = tuple(infos)
+            index = by_info.get(key, -1) if key else -1
+            if key and index < 0:
+                index = by_info[key] = self.outs(tuple(
+                    (o.dtype, format_shape(o) or None) for o in infos))
+            self.out.append(index)
+            if data.get("calls"):
+                self.calls[j] = list(data["calls"])
+            notes = _op_notes(m, data)
+            if notes:
+                self.notes[j] = notes
+        self.type_names = _Ranked([m.op for m in members])
+        self.device_names = _Ranked(self.devices)
+        self.dtype_names = _Ranked(self.dtypes)
 
 
 class _Builder:
@@ -175,19 +341,19 @@ class _Builder:
                 stack.extend(reversed(m.children))
 
     def _name_parts(self, m: Member) -> tuple[int, str]:
-        """The nearest ancestor whose name prefixes ``m``'s, and the rest of the name."""
-        for anc in m.ancestors():
+        """The nearest ancestor whose name prefixes ``m``'s, and the rest of the name (a loop,
+        not ``ancestors()``: the parent nearly always answers, and the generator cost more)."""
+        anc = m.parent
+        while anc is not None:
             if anc.name and m.name.startswith(anc.name + "/") and anc in self.ids:
                 return self.ids[anc], m.name[len(anc.name) + 1:]
+            anc = anc.parent
         return -1, m.name
 
-    def _device_keys(self) -> dict[Group, str]:
+    def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
         group (a Counter per member was a sixth of NASNet-Large's page data)."""
-        node = self.model.graph._node
-        devices = {m: node[m.name]["device"] or "(no device)" for m in self.members
-                   if isinstance(m, OpNode)}
         if len(set(devices.values())) == 1:
             holding: set[Member] = set()
             for m in reversed(self.members):
@@ -206,148 +372,135 @@ class _Builder:
         return {g: c.most_common(1)[0][0] for g, c in counts.items() if c}
 
     def members_data(self) -> dict[str, Any]:
+        """Every member's columns (see the module docstring), built in one pass over the
+        members after one over the ops: a per-member dict of columns cost more than the data."""
         self._order()
-        h, graph = self.h, self.model.graph
-        templates = templates_of(h)
+        templates = templates_of(self.h)
         rank = {t: i for i, t in enumerate(templates.repeated)}
-        op_keys: Counter[str] = Counter()
-        dev_keys: Counter[str] = Counter()
-        dt_keys: Counter[str] = Counter()
-        op_dtype: dict[OpNode, str] = {}
-        for m in self.members:
-            if isinstance(m, OpNode):
-                data = graph._node[m.name]  # the node dict itself: networkx's view is slower
-                outs = self.model.op_outputs(m.name)
-                op_dtype[m] = (outs[0].dtype if outs else None) or "(unknown)"
-                op_keys[m.op] += 1
-                dev_keys[data["device"] or "(no device)"] += 1
-                dt_keys[op_dtype[m]] += 1
-        group_dev = self._device_keys()  # always among the ops' devices
-        ops = [k for k, _ in sorted(op_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
-        devs = [k for k, _ in sorted(dev_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
-        dts = [k for k, _ in sorted(dt_keys.items(), key=lambda kv: (-kv[1], kv[0]))]
-        op_i = {k: i for i, k in enumerate(ops)}
-        dev_i = {k: i for i, k in enumerate(devs)}
-        dt_i = {k: i for i, k in enumerate(dts)}
-
-        attrs, outs = _Interner(), _Interner()
-        cols: dict[str, list[Any]] = {k: [] for k in (
-            "parent", "nb", "ns", "kind", "type", "w", "h", "tpl", "dev", "dt", "nops",
-            "attr", "out")}
+        ops = _OpsData(self.model, [m for m in self.members if isinstance(m, OpNode)])
+        # A group's device is its commonest op device, so always in the ops' table.
+        group_dev = self._device_keys(dict(zip(ops.members, ops.devices, strict=True)))
+        op_i, dev_i, dt_i = ops.type_names.index, ops.device_names.index, ops.dtype_names.index
+        n = len(self.members)
+        parent, nb, ns = [-1] * n, [-1] * n, [""] * n
+        kind, typ, tpl, dev, dt = [0] * n, [-1] * n, [-1] * n, [-1] * n, [-1] * n
+        sz, nops, attr, out = [0] * n, [1] * n, [-1] * n, [-1] * n
+        # Collapsed sizes (NASNet-Large's 101,000 members have 96), in inches to 3 decimals:
+        # exactly what layout.group_dot writes, so the page's DOT for a group is Python's.
+        sizes = _Interner()
+        sizes((0.0, 0.0))  # the root's
         labels: dict[int, str] = {}
         captions: dict[int, str] = {}
         functions: dict[int, str] = {}
-        calls: dict[int, list[str]] = {}
-        notes: dict[int, list[str]] = {}
+        ids, k = self.ids, 0
         for i, m in enumerate(self.members):
-            nb, ns = self._name_parts(m) if i else (-1, "")
-            w, hh, lines = leaf_size(m) if i else (0.0, 0.0, ("",))
-            cols["parent"].append(self.ids[m.parent] if m.parent is not None else -1)
-            cols["nb"].append(nb)
-            cols["ns"].append(ns)
-            # In inches to 3 decimals: exactly what layout.group_dot writes, so the page's
-            # DOT for a group is the same text as Python's.
-            cols["w"].append(round(w / PT, 3))
-            cols["h"].append(round(hh / PT, 3))
-            if i and lines[0] != ns:
-                labels[i] = lines[0]
+            lines: tuple[str, ...] = ("",)  # the root's
+            if i:
+                nb[i], ns[i] = self._name_parts(m)
+                w, hh, lines = leaf_size(m)
+                parent[i] = ids[m.parent]  # type: ignore[index]
+                sz[i] = sizes((round(w / PT, 3), round(hh / PT, 3)))
+                if lines[0] != ns[i]:
+                    labels[i] = lines[0]
             if isinstance(m, Group):
-                cols["kind"].append(_KINDS.get(m.kind, 2))
-                cols["type"].append(-1)
+                kind[i] = _KINDS.get(m.kind, 2)
                 t = rank.get(templates.shown(m))
-                cols["tpl"].append(-1 if t is None else t)
-                cols["dev"].append(dev_i.get(group_dev.get(m, ""), -1))
-                cols["dt"].append(-1)
-                cols["nops"].append(m.op_count)
-                cols["attr"].append(-1)
-                cols["out"].append(-1)
+                if t is not None:
+                    tpl[i] = t
+                dev[i] = dev_i.get(group_dev.get(m, ""), -1)
+                nops[i] = m.op_count
                 if len(lines) > 1:
                     captions[i] = lines[1]
                 if m.function:
                     functions[i] = m.function
                 continue
             assert isinstance(m, OpNode)
-            data = graph._node[m.name]
-            cols["kind"].append(-_ROLES.get(m.role, 0))
-            cols["type"].append(op_i[m.op])
-            cols["tpl"].append(-1)
-            cols["dev"].append(dev_i[data["device"] or "(no device)"])
-            cols["dt"].append(dt_i[op_dtype[m]])
-            cols["nops"].append(1)
-            # Interned: most ops share their attributes and outputs with others.  (repr of
-            # a dict of plain values is deterministic, and cheaper than JSON as a key.)
-            decoded = self.model.attrs(m.name)
-            cols["attr"].append(attrs(repr(decoded), decoded) if decoded else -1)
-            infos = tuple((o.dtype, format_shape(o) or None)
-                          for o in self.model.op_outputs(m.name))
-            cols["out"].append(outs(infos) if infos else -1)
-            if data.get("calls"):
-                calls[i] = list(data["calls"])
-            extra = []
-            if data.get("function"):
-                extra.append(f"in the body of function {data['function']}")
-            if m.role == "missing":
-                extra.append("missing: named as an input, but no such op exists")
-            if data.get("recursion_cut"):
-                extra.append("recursion cut here: the function calls itself")
-            if data.get("shape_error"):
-                extra.append(f"shape error: {data['shape_error']}")
-            if extra:
-                notes[i] = extra
+            kind[i], typ[i] = -_ROLES.get(m.role, 0), op_i[m.op]
+            dev[i], dt[i] = dev_i[ops.devices[k]], dt_i[ops.dtypes[k]]
+            attr[i], out[i] = ops.attr[k], ops.out[k]
+            k += 1
+        op_ids = [ids[m] for m in ops.members]
         tpl_table = []
         for t in templates.repeated:
             rep = templates.representative(t)
             tpl_table.append([rep.label, len(templates.instances[t])])
         return {
-            **cols, "labels": labels, "captions": captions, "functions": functions,
-            "calls": calls, "notes": notes, "attrs": attrs.values, "outs": outs.values,
-            "opTypes": ops, "devices": devs, "dtypes": dts, "templates": tpl_table,
+            "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "sz": sz,
+            "sizes": sizes.values, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops,
+            "attr": attr, "out": out, "labels": labels, "captions": captions,
+            "functions": functions,
+            "calls": {op_ids[j]: c for j, c in ops.calls.items()},
+            "notes": {op_ids[j]: c for j, c in ops.notes.items()},
+            "attrs": ops.attrs.pairs, "attrSets": ops.attrs.sets.values,
+            "outs": ops.outs.values, "opTypes": ops.type_names.names,
+            "devices": ops.device_names.names, "dtypes": ops.dtype_names.names,
+            "templates": tpl_table,
         }
 
     # -- edges
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        h, succ, options = self.h, self.model.graph._succ, self.options
-        labels = _Interner()
+        h, succ, options, ids = self.h, self.model.graph._succ, self.options, self.ids
+        # Op name -> member index, for the kept ops: one lookup per edge end, not two.
+        op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
+        labels, widths = _Interner(), _Interner()  # NASNet-Large: 61,000 edges, 400 widths
         labels("")
-        agg_cols: dict[str, list[Any]] = {k: [] for k in (
-            "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae")}
-        op_edges: list[int] = []
+        ag: list[int] = []
+        a_src: list[int] = []
+        a_dst: list[int] = []
+        an: list[int] = []
+        ac: list[int] = []
+        ar: list[int] = []
+        ab: list[int] = []
+        al: list[int] = []
+        aw: list[int] = []
+        ae: list[int] = []
+        # Op edges: source, destination, code (kind | back << 2 | source output << 3) and
+        # destination input slot, a column each.
+        es: list[int] = []
+        ed: list[int] = []
+        ec: list[int] = []
+        ei: list[int] = []
         self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
         self.aggs: list[AggEdge] = []  # in their index order
         for g in self.members:
             if not isinstance(g, Group):
                 continue
-            gi = self.ids[g]
+            gi = ids[g]
             items = sorted(g.edges.items(), key=lambda kv: (kv[0][0].name, kv[0][1].name))
             for (a, b), agg in items:
-                if a not in self.ids or b not in self.ids:
+                if a not in ids or b not in ids:
                     continue
-                self.agg_index[id(agg.edges)] = len(agg_cols["ag"])
+                self.agg_index[id(agg.edges)] = len(ag)
                 self.aggs.append(agg)
                 label = edge_label(h, agg, dtypes=options.dtypes) if options.shapes else ""
-                agg_cols["ag"].append(gi)
-                agg_cols["as"].append(self.ids[a])
-                agg_cols["ad"].append(self.ids[b])
-                agg_cols["an"].append(agg.counts[DATA])
-                agg_cols["ac"].append(agg.counts[CONTROL])
-                agg_cols["ar"].append(agg.counts[REF])
-                agg_cols["ab"].append(agg.back)
-                agg_cols["al"].append(labels(label))
-                agg_cols["aw"].append(edge_width(h, agg))
-                n = 0
+                counts = agg.counts
+                ag.append(gi)
+                a_src.append(ids[a])
+                a_dst.append(ids[b])
+                an.append(counts[DATA])
+                ac.append(counts[CONTROL])
+                ar.append(counts[REF])
+                ab.append(agg.back)
+                al.append(labels(label))
+                aw.append(widths(edge_width(h, agg)))
+                start = len(es)
                 for u, v, k in agg.edges:
-                    ou, ov = h.ops[u], h.ops[v]
-                    if ou not in self.ids or ov not in self.ids:
+                    iu, iv = op_id.get(u), op_id.get(v)
+                    if iu is None or iv is None:
                         continue
                     d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
                     code = _EDGE_KINDS[d["kind"]] | (4 if d["back"] else 0) | (
                         d["src_output"] << 3)
-                    op_edges.extend((self.ids[ou], self.ids[ov], code, d["dst_input"]))
-                    n += 1
-                agg_cols["ae"].append(n)
-        return {**agg_cols, "edgeLabels": labels.values, "E": op_edges,
+                    es.append(iu)
+                    ed.append(iv)
+                    ec.append(code)
+                    ei.append(d["dst_input"])
+                ae.append(len(es) - start)
+        return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
+                "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
+                "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
                 "carry": self._loop_carry()}
 
     def _loop_carry(self) -> list[int]:
@@ -616,7 +769,9 @@ def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options:
 def _page(data: dict[str, Any], options: RenderOptions, title: str) -> str:
     """The HTML document around the embedded data: style, viewer, layout worker, policy."""
     script, style, worker = _read_viewer()
-    payload = _script_safe(_json(data))
+    packed = ({**data, "graphs": [_pack(g) for g in data["graphs"]]} if "graphs" in data
+              else _pack(data))
+    payload = _script_safe(_json(packed))
     title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",

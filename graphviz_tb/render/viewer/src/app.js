@@ -101,7 +101,7 @@ export class App {
     const t0 = performance.now();
     this.emit({ type: "busy", on: true });
     try {
-      if (order.some((x) => g.children[x].length > 300)) await nextFrame();
+      if (order.some((x) => g.kids(x).length > 300)) await nextFrame();
       for (const grp of order) {
         const L = await this.layouts.layoutGroup(grp, (c) => this.isOpen(c));
         this.layouts.layouts.set(grp, L);
@@ -125,7 +125,7 @@ export class App {
   _collectMissing(c, pending) {
     const g = this.g;
     if (!this.layouts.layouts.has(c)) pending.add(c);
-    for (const ch of g.children[c]) {
+    for (const ch of g.kids(c)) {
       if (g.isGroup(ch) && this.expanded.has(ch)) this._collectMissing(ch, pending);
     }
   }

@@ -14,23 +14,51 @@ const CONST_OPS = new Set(["Const", "HostConst"]);
 const ARG = -2; // kind of an _Arg op (role 2)
 const CONTROL = 1;
 
+// The integer columns come packed (render/html.py _pack): an array typecode (b int8, h int16,
+// i int32) then base64 of the little-endian array, decoded once and viewed as a typed array,
+// widened to int32, the type the viewer works in (as is a column beyond int32, which comes as
+// a JSON array).
+const TYPES = { b: Int8Array, h: Int16Array, i: Int32Array };
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function column(packed) {
+  if (typeof packed !== "string") return Int32Array.from(packed);
+  const Type = TYPES[packed[0]];
+  let bytes;
+  if (Uint8Array.fromBase64) {
+    bytes = Uint8Array.fromBase64(packed.slice(1));
+  } else {
+    const text = atob(packed.slice(1));
+    bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  }
+  const size = Type.BYTES_PER_ELEMENT;
+  if (!LITTLE_ENDIAN) {
+    for (let i = 0; i < bytes.length; i += size) bytes.subarray(i, i + size).reverse();
+  }
+  const out = new Type(bytes.buffer, bytes.byteOffset, bytes.length / size);
+  return Type === Int32Array ? out : Int32Array.from(out);
+}
+
 export class Graph {
   constructor(d) {
-    const n = d.parent.length;
+    const ints = (key) => column(d[key]);
+    this.parent = ints("parent");
+    const n = this.parent.length;
     this.n = n;
     this.data = d;
-    this.parent = Int32Array.from(d.parent);
-    this.kind = Int8Array.from(d.kind);
-    this.type = Int32Array.from(d.type);
-    this.tpl = Int32Array.from(d.tpl);
-    this.dev = Int32Array.from(d.dev);
-    this.dt = Int32Array.from(d.dt);
-    this.nops = Int32Array.from(d.nops);
-    // Collapsed sizes come in inches (as the DOT gets them); drawing is in points.
-    this.w = Float64Array.from(d.w, (x) => x * 72);
-    this.h = Float64Array.from(d.h, (x) => x * 72);
-    this.attr = Int32Array.from(d.attr);
-    this.out = Int32Array.from(d.out);
+    for (const key of ["kind", "type", "tpl", "dev", "dt", "nops", "attr", "out"]) {
+      this[key] = ints(key);
+    }
+    // Collapsed sizes come interned, in inches (as the DOT gets them); drawing is in points.
+    const sz = ints("sz");
+    this.w = new Float64Array(n);
+    this.h = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const [w, h] = d.sizes[sz[i]];
+      this.w[i] = w * 72;
+      this.h[i] = h * 72;
+    }
     this.opTypes = d.opTypes;
     this.devices = d.devices;
     this.dtypes = d.dtypes;
@@ -45,8 +73,9 @@ export class Graph {
     const label = new Array(n);
     name[0] = "";
     label[0] = "";
+    const nb = ints("nb");
     for (let i = 1; i < n; i++) {
-      const b = d.nb[i];
+      const b = nb[i];
       name[i] = b < 0 ? d.ns[i] : name[b] + "/" + d.ns[i];
       label[i] = d.ns[i];
     }
@@ -54,37 +83,24 @@ export class Graph {
     this.name = name;
     this.label = label;
 
-    // Tree: children lists, depth and subtree sizes.
+    // Tree: depth, subtree sizes, and children (in index order) as one flat list, each group's
+    // children an array only when asked for (kids): one array per group cost 20 ms at load.
     this.depth = new Int32Array(n);
     this.size = new Int32Array(n).fill(1);
-    this.children = new Array(n);
-    for (let i = 0; i < n; i++) if (this.kind[i] > 0) this.children[i] = [];
-    for (let i = 1; i < n; i++) {
-      const p = this.parent[i];
-      this.children[p].push(i);
-      this.depth[i] = this.depth[p] + 1;
-    }
+    for (let i = 1; i < n; i++) this.depth[i] = this.depth[this.parent[i]] + 1;
     for (let i = n - 1; i > 0; i--) this.size[this.parent[i]] += this.size[i];
-
-    // Lookup by name: a group wins over an op of the same name (as Hierarchy.lookup does).
-    this.byName = new Map();
-    for (let i = n - 1; i > 0; i--) {
-      if (!this.byName.has(name[i]) || this.kind[i] > 0) this.byName.set(name[i], i);
-    }
+    [this.kidStart, this.kidList] = csr(n, this.parent.subarray(1), n - 1, 1);
+    this._kids = new Array(n);
+    this._byName = null; // built on the first lookup: a map of every name costs 45 ms
 
     // Aggregated edges: contiguous per group, and each one's op edges contiguous too.
-    const na = d.ag.length;
+    this.ag = ints("ag");
+    const na = this.ag.length;
     this.na = na;
-    this.ag = Int32Array.from(d.ag);
-    this.as = Int32Array.from(d.as);
-    this.ad = Int32Array.from(d.ad);
-    this.an = Int32Array.from(d.an);
-    this.ac = Int32Array.from(d.ac);
-    this.ar = Int32Array.from(d.ar);
-    this.ab = Int32Array.from(d.ab);
-    this.al = Int32Array.from(d.al);
-    this.aw = Float64Array.from(d.aw);
-    this.ae = Int32Array.from(d.ae);
+    for (const key of ["as", "ad", "an", "ac", "ar", "ab", "al", "ae"]) this[key] = ints(key);
+    const aw = ints("aw"); // interned widths
+    this.aw = new Float64Array(na);
+    for (let a = 0; a < na; a++) this.aw[a] = d.edgeWidths[aw[a]];
     this.edgeLabels = d.edgeLabels;
     this.aeStart = new Int32Array(na + 1);
     for (let a = 0; a < na; a++) this.aeStart[a + 1] = this.aeStart[a] + this.ae[a];
@@ -98,19 +114,12 @@ export class Graph {
 
     // Op edges (src, dst, code = kind | back << 2 | srcOutput << 3, dst input slot), and
     // adjacency.
-    const E = d.E;
-    const ne = E.length / 4;
+    this.esrc = ints("es");
+    this.edst = ints("ed");
+    this.ecode = ints("ec");
+    this.eslot = ints("ei");
+    const ne = this.esrc.length;
     this.ne = ne;
-    this.esrc = new Int32Array(ne);
-    this.edst = new Int32Array(ne);
-    this.ecode = new Int32Array(ne);
-    this.eslot = new Int32Array(ne);
-    for (let e = 0; e < ne; e++) {
-      this.esrc[e] = E[4 * e];
-      this.edst[e] = E[4 * e + 1];
-      this.ecode[e] = E[4 * e + 2];
-      this.eslot[e] = E[4 * e + 3];
-    }
     [this.inStart, this.inList] = csr(n, this.edst, ne);
     [this.outStart, this.outList] = csr(n, this.esrc, ne);
     // Calls whose function bodies were opened: ops with an edge into an argument.
@@ -120,7 +129,7 @@ export class Graph {
 
     // What While loops carry between iterations (src, dst pairs): dependencies for the trace
     // that no edge shows, never drawn.
-    const C = d.carry || [];
+    const C = ints("carry");
     const nc = C.length / 2;
     this.csrc = new Int32Array(nc);
     this.cdst = new Int32Array(nc);
@@ -192,8 +201,27 @@ export class Graph {
     return out;
   }
 
+  // The children of member i, in index order (none for an op).
+  kids(i) {
+    let k = this._kids[i];
+    if (!k) {
+      k = Array.from(this.kidList.subarray(this.kidStart[i], this.kidStart[i + 1]));
+      this._kids[i] = k;
+    }
+    return k;
+  }
+
+  // The member of a full name, or -1: a group wins over an op of the same name (as
+  // Hierarchy.lookup does).
   lookup(name) {
-    const i = this.byName.get(name);
+    if (!this._byName) {
+      const byName = new Map();
+      for (let i = this.n - 1; i > 0; i--) {
+        if (!byName.has(this.name[i]) || this.kind[i] > 0) byName.set(this.name[i], i);
+      }
+      this._byName = byName;
+    }
+    const i = this._byName.get(name);
     return i === undefined ? -1 : i;
   }
 
@@ -265,7 +293,13 @@ export class Graph {
   }
 
   outputs(i) { return this.out[i] >= 0 ? this.data.outs[this.out[i]] : []; }
-  attrs(i) { return this.attr[i] >= 0 ? this.data.attrs[this.attr[i]] : {}; }
+  // Attributes come as interned [name, value] pairs, and each op's sorted list of them
+  // (render/html.py _AttrTable).
+  attrs(i) {
+    if (this.attr[i] < 0) return {};
+    const pairs = this.data.attrs;
+    return Object.fromEntries(this.data.attrSets[this.attr[i]].map((p) => pairs[p]));
+  }
 
   lowerNames() {
     if (!this._lower) {
@@ -277,12 +311,14 @@ export class Graph {
   }
 }
 
-function csr(n, key, ne) {
+// Items 0 .. ne-1 grouped by key[item] (each key's in item order): list[start[k] ..
+// start[k + 1]) holds key k's items, each plus `offset`.
+function csr(n, key, ne, offset = 0) {
   const start = new Int32Array(n + 1);
   for (let e = 0; e < ne; e++) start[key[e] + 1]++;
   for (let i = 0; i < n; i++) start[i + 1] += start[i];
   const fill = start.slice(0, n);
   const list = new Int32Array(ne);
-  for (let e = 0; e < ne; e++) list[fill[key[e]]++] = e;
+  for (let e = 0; e < ne; e++) list[fill[key[e]]++] = e + offset;
   return [start, list];
 }

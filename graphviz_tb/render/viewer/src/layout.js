@@ -318,7 +318,7 @@ export class Layouts {
   // layouts must be known already).
   prepare(group, isOpen) {
     const g = this.g;
-    const children = g.children[group];
+    const children = g.kids(group);
     const sizes = new Map();
     for (const c of children) sizes.set(c, this.size(c, isOpen(c)));
     const aggs = [];
@@ -344,7 +344,7 @@ export class Layouts {
   // Lay out one group with its children at their current sizes.
   async layoutGroup(group, isOpen) {
     const g = this.g;
-    const count = g.children[group].length;
+    const count = g.kids(group).length;
     if (count > MAX_CHILDREN) {
       throw new Error(`${count.toLocaleString()} children are too many to lay out ` +
         "in the page; render this group with 'tbgraph render --expand'");

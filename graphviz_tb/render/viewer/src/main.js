@@ -9,7 +9,7 @@ import { Minimap, renderChanges, renderDetails, renderLegend, renderTopOps } fro
 import { download, exportSvg, fileStem, pngBlob } from "./exporter.js";
 import { engine, viz } from "./layout.js";
 
-const DATA_VERSION = 1;
+const DATA_VERSION = 2;
 const COLOR_MODES = [["structure", "structure"], ["op", "op type"], ["device", "device"],
   ["dtype", "dtype"], ["compute-time", "compute time"], ["memory", "memory"],
   ["diff", "what changed"], ["none", "none"]];
@@ -698,15 +698,22 @@ async function show(root, data, shell = {}, state = location.hash.replace(/^#/, 
   api.ready = true;
   document.documentElement.setAttribute("data-ready", "true");
   for (const w of data.warnings || []) console.warn(`tbgraph: ${w}`);
+  // Index the names (left out of the start-up) while the person looks, so the first lookup of
+  // a click, a search or the API is quick.
+  whenIdle(() => graph.lookup(""), 1000);
   if (!warming) {
     // Compile the layout engine while the person looks, so the first expand is quick.
     warming = true;
-    const warm = () => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true));
-    if ("requestIdleCallback" in window) requestIdleCallback(warm, { timeout: 1500 });
-    else setTimeout(warm, 200);
+    whenIdle(() => viz().catch((err) => ui.message(`Layout engine unavailable: ${err}`, true)),
+      1500);
   }
 }
 
 let warming = false;
+
+function whenIdle(fn, timeout) {
+  if ("requestIdleCallback" in window) requestIdleCallback(fn, { timeout });
+  else setTimeout(fn, 200);
+}
 
 boot();

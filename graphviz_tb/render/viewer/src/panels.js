@@ -82,7 +82,7 @@ export function renderDetails(app, i) {
       fact("diff", c ? `${c[0]} added, ${c[1]} removed, ${c[2]} changed` : "unchanged");
     }
     fact("ops", fmtNumber(g.nops[i]));
-    fact("children", fmtNumber(g.children[i].length));
+    fact("children", fmtNumber(g.kids(i).length));
     if (g.functions[i]) fact("function", cleanText(g.functions[i]));
     if (g.tpl[i] >= 0) {
       const [, count] = g.templates[g.tpl[i]];
