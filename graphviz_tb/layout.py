@@ -143,7 +143,11 @@ def _group_caption(g: Group) -> str:
     return ops
 
 
-def carried_tensors(h: Hierarchy, agg: AggEdge) -> dict[tuple[str, int], tuple[str, str, int]]:
+#: The distinct tensors an edge carries (see :func:`carried_tensors`).
+Carried = dict[tuple[str, int], tuple[str, str, int]]
+
+
+def carried_tensors(h: Hierarchy, agg: AggEdge) -> Carried:
     """The distinct tensors an aggregated edge carries, each ``(producer, output index)``
     with one model edge that carries it.
 
@@ -159,20 +163,24 @@ def carried_tensors(h: Hierarchy, agg: AggEdge) -> dict[tuple[str, int], tuple[s
     return out
 
 
-def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False) -> str:
+def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False,
+               tensors: Carried | None = None) -> str:
     """``?×784`` for one tensor, ``3 tensors`` for several, nothing for control-only edges.
 
     Cut to :data:`MAX_EDGE_LABEL` characters here, where the layout sizes it, so a shape with
     thousands of dimensions neither widens the layout nor differs from what is drawn.
+    ``tensors`` is :func:`carried_tensors` when the caller has it already (the viewer labels
+    and weighs every edge of the graph: working it out twice cost a quarter of a second).
     """
-    label = _edge_label(h, agg, dtypes=dtypes)
+    label = _edge_label(h, agg, dtypes=dtypes, tensors=tensors)
     return label if len(label) <= MAX_EDGE_LABEL else label[:MAX_EDGE_LABEL - 1] + "…"
 
 
-def _edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool) -> str:
+def _edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool, tensors: Carried | None) -> str:
     if agg.counts[DATA] + agg.counts[REF] == 0:
         return ""
-    tensors = carried_tensors(h, agg)
+    if tensors is None:
+        tensors = carried_tensors(h, agg)
     if len(tensors) > 1:
         return f"{len(tensors)} tensors"
     u, v, k = next(iter(tensors.values()))
@@ -191,10 +199,13 @@ def tensor_lines(h: Hierarchy, agg: AggEdge, limit: int = 12) -> list[str]:
     return lines
 
 
-def edge_width(h: Hierarchy, agg: AggEdge) -> float:
-    """Line width from the bytes of the distinct tensors carried (log scale, 1 to 5)."""
+def edge_width(h: Hierarchy, agg: AggEdge, tensors: Carried | None = None) -> float:
+    """Line width from the bytes of the distinct tensors carried (log scale, 1 to 5);
+    ``tensors`` as for :func:`edge_label`."""
     total = 0
-    for i, (u, v, k) in enumerate(carried_tensors(h, agg).values()):
+    if tensors is None:
+        tensors = carried_tensors(h, agg)
+    for i, (u, v, k) in enumerate(tensors.values()):
         if i == 64:
             break
         total += tensor_bytes(h.model.edge_tensor(u, v, k))

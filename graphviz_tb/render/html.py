@@ -60,6 +60,7 @@ from ..layout import (
     PT,
     GroupLayout,
     Stub,
+    carried_tensors,
     edge_label,
     edge_width,
     leaf_size,
@@ -474,7 +475,9 @@ class _Builder:
                     continue
                 self.agg_index[id(agg.edges)] = len(ag)
                 self.aggs.append(agg)
-                label = edge_label(h, agg, dtypes=options.dtypes) if options.shapes else ""
+                tensors = carried_tensors(h, agg)
+                label = edge_label(h, agg, dtypes=options.dtypes,
+                                   tensors=tensors) if options.shapes else ""
                 counts = agg.counts
                 ag.append(gi)
                 a_src.append(ids[a])
@@ -484,7 +487,7 @@ class _Builder:
                 ar.append(counts[REF])
                 ab.append(agg.back)
                 al.append(labels(label))
-                aw.append(widths(edge_width(h, agg)))
+                aw.append(widths(edge_width(h, agg, tensors)))
                 start = len(es)
                 for u, v, k in agg.edges:
                     iu, iv = op_id.get(u), op_id.get(v)
