@@ -49,7 +49,7 @@ class ChildGraph:
     it: they are where the group's dataflow starts and ends.
     """
 
-    __slots__ = ("data_in", "data_out", "n", "pred", "succ")
+    __slots__ = ("_topo", "data_in", "data_out", "n", "pred", "succ")
 
     def __init__(self, n: int, edges: Sequence[tuple[int, int]],
                  data_in: set[int] | None = None, data_out: set[int] | None = None) -> None:
@@ -64,14 +64,32 @@ class ChildGraph:
                 self.pred[b].append(a)
         self.data_in = data_in or set()
         self.data_out = data_out or set()
+        #: :func:`topological_order` by node number, once asked for (cutting one group into
+        #: blocks asks four times).
+        self._topo: list[int] | None = None
 
 
 def topological_order(g: ChildGraph, key: Sequence[Hashable] | None = None) -> list[int]:
     """Kahn's algorithm, smallest ``key`` first among the ready (a heap: O(E + V log V)).
 
-    Nodes on a cycle (there should be none) come last, in key order.
+    Nodes on a cycle (there should be none) come last, in key order.  Without ``key``, the
+    order by node number is worked out once per graph (do not change the list returned).
     """
+    if key is None and g._topo is not None:
+        return g._topo
     keys = key if key is not None else range(g.n)
+    order = _kahn(g, keys)
+    if len(order) < g.n:
+        placed = set(order)
+        order.extend(sorted((i for i in range(g.n) if i not in placed), key=keys.__getitem__))
+    if key is None:
+        g._topo = order
+    return order
+
+
+def _kahn(g: ChildGraph, keys: Sequence[Hashable]) -> list[int]:
+    """The nodes in topological order, smallest key first among the ready; those on a cycle
+    or after one are left out."""
     indeg = [len(p) for p in g.pred]
     ready = [(keys[i], i) for i in range(g.n) if indeg[i] == 0]
     heapq.heapify(ready)
@@ -83,9 +101,6 @@ def topological_order(g: ChildGraph, key: Sequence[Hashable] | None = None) -> l
             indeg[j] -= 1
             if indeg[j] == 0:
                 heapq.heappush(ready, (keys[j], j))
-    if len(order) < g.n:
-        placed = set(order)
-        order.extend(sorted((i for i in range(g.n) if i not in placed), key=keys.__getitem__))
     return order
 
 
@@ -97,6 +112,9 @@ def convex_chunks(g: ChildGraph, key: Sequence[Hashable], size: int) -> list[lis
     connected part goes whole into one chunk, in topological order of the parts, so the
     chunks still form no loop; a part larger than ``size`` is a chunk of its own.
     """
+    order = _kahn(g, key)
+    if len(order) == g.n:  # no cycle (the usual case): every part is one node
+        return [order[i:i + size] for i in range(0, g.n, size)] or [[]]
     condensed = nx.condensation(nx.DiGraph([(a, b) for a in range(g.n) for b in g.succ[a]]))
     part_of = dict(condensed.graph["mapping"])
     members: list[list[int]] = [sorted(condensed.nodes[c]["members"], key=key.__getitem__)
