@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 
 import networkx as nx
 
@@ -236,19 +236,24 @@ def _emit_order(g: ChildGraph, main: set[int], ends: set[int]) -> list[int]:
     order: list[int] = []
     roots = sorted(ends, key=lambda v: (-level[v], v))
     roots += sorted(main - ends, key=lambda v: (-level[v], v))
+    def inputs_of(v: int) -> Iterator[int]:
+        """``v``'s inputs in ``main``, deepest first (most have one: no sort)."""
+        found = [p for p in g.pred[v] if p in main]
+        if len(found) > 1:
+            found.sort(key=lambda p: (-level[p], p))
+        return iter(found)
+
     for root in roots:
         if root in emitted:
             continue
-        stack = [(root, iter(sorted((p for p in g.pred[root] if p in main),
-                                    key=lambda p: (-level[p], p))))]
+        stack = [(root, inputs_of(root))]
         emitted.add(root)
         while stack:
             v, inputs = stack[-1]
             for p in inputs:
                 if p not in emitted:
                     emitted.add(p)
-                    stack.append((p, iter(sorted((q for q in g.pred[p] if q in main),
-                                                 key=lambda q: (-level[q], q)))))
+                    stack.append((p, inputs_of(p)))
                     break
             else:
                 stack.pop()

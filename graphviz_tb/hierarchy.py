@@ -756,7 +756,7 @@ def _natural(m: Member) -> tuple:
     return (not isinstance(m, Group), parts)
 
 
-def _sections(h: Hierarchy, meet: Meetings) -> None:
+def _sections(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> None:
     """Split any group with more than ``SECTION_LIMIT`` children into sections of
     ``SECTION_SIZE``, so that opening it never hands Graphviz one flat layout of thousands of
     nodes (20,000 flat children take minutes; 100 sections of 200 take seconds).
@@ -771,7 +771,9 @@ def _sections(h: Hierarchy, meet: Meetings) -> None:
     for group in list(h._raw_groups()):
         if len(group._children) <= SECTION_LIMIT:
             continue
-        graph, children = _local_graph(h, group, meet)
+        cached = known.get(group)
+        graph, children = cached if cached and cached[1] is group._children else \
+            _local_graph(h, group, meet)
         chunks = convex_chunks(graph, [_natural(c) for c in children], SECTION_SIZE)
         sections = []
         start = 0
@@ -1048,16 +1050,25 @@ def _dissolve(h: Hierarchy, g: Group) -> None:
     del h.groups[g.name]
 
 
-def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
+#: A group's children as a DAG, with the list of children it was made from.
+LocalGraphs = dict[Group, tuple[ChildGraph, list[Member]]]
+
+
+def _find_blocks(h: Hierarchy, meet: Meetings) -> LocalGraphs:
     """Cut every group whose names left it flat into blocks found from its dataflow (see
-    :mod:`graphviz_tb.blocks`)."""
+    :mod:`graphviz_tb.blocks`).  Returns the DAGs of the groups too big for one layout that
+    it left as they were, for :func:`_sections` (100,000 children take a third of a second
+    to wire)."""
     signature_of = _Signatures()
+    uncut: LocalGraphs = {}
     for group in list(h._raw_groups()):
         kids = group._children
         plain = sum(1 for c in kids if not (isinstance(c, Group) and c.kind in INVENTED))
         if plain < BLOCK_MIN_CHILDREN or group.kind in ("series", "section"):
             continue
         graph, children = _local_graph(h, group, meet)
+        if len(children) > SECTION_LIMIT:
+            uncut[group] = graph, children
         if not has_sequence(graph):
             continue
         graph.data_in, graph.data_out = _flow_ends(h, group, children)
@@ -1065,6 +1076,7 @@ def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
         found = [b for b in blocks(graph, signature) if len(b) >= 2]
         if len(found) < 2:
             continue
+        uncut.pop(group, None)
         labels = label_groups(graph, [c.label for c in children],
                               [s[0] for s in signature], found)
         made = []
@@ -1079,6 +1091,7 @@ def _find_blocks(h: Hierarchy, meet: Meetings) -> None:
         group._children = made + [c for i, c in enumerate(children) if i not in inside]
         h.block_order[group] = made
         meet.settle(h, group, made)
+    return uncut
 
 
 class _Signatures:
@@ -1150,8 +1163,7 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None, *,
         _op_series(h, options.series_min)
     meet = h.meetings()
     _repair_convexity(h, meet)
-    if options.blocks:
-        _find_blocks(h, meet)
-    _sections(h, meet)
+    known = _find_blocks(h, meet) if options.blocks else {}
+    _sections(h, meet, known)
     _finish(h)
     return h
