@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import shutil
@@ -75,6 +76,16 @@ class Engine:
                 f"{fmt.upper()} needs Graphviz's own programs ('dot' on PATH), and the engine "
                 f"in use, {self.name}, draws {' and '.join(f.upper() for f in self.formats)} "
                 f"only; {INSTALL_GRAPHVIZ}, or write one of those formats")
+
+    def arrow_pullback(self, width: float) -> float:
+        """How far behind an edge's ``e,x,y`` point this Graphviz draws the arrowhead's point
+        for a line ``width`` wide: Graphviz 7 and later pull it back by the mitre of its
+        stroke, so the visible point lands on the outline (half the width over the sine of
+        the arrowhead's half-angle, whose tangent is 0.35); 2.43 draws it at the point."""
+        major = re.match(r"\d+", str(self.describe().get("graphviz", self.version())))
+        if major is None or int(major.group()) < 7:
+            return 0.0
+        return width / 2 * math.hypot(1, 0.35) / 0.35
 
     def layout(self, sources: list[str]) -> list[dict]:
         """Lay out each DOT text with ``dot``; one parsed ``json0`` object per source.

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .options import RenderOptions
 
 __all__ = [
+    "ARROW_SIZE",
     "LABEL_H",
     "MAX_EDGE_LABEL",
     "PAD",
@@ -61,6 +62,9 @@ _BATCH = 64  # group layouts per engine call
 _CHAR = 0.58  # average glyph width / font size for Helvetica-ish fonts
 #: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
 MAX_EDGE_LABEL = 40
+#: Graphviz's ``arrowsize`` of every edge: the layouts leave room for the arrowhead the
+#: drawing puts there, so each line runs into its arrowhead (the default size left a 4 pt gap).
+ARROW_SIZE = 0.6
 
 _cache: dict[str, dict | None] = {}
 #: With more groups open than this, every group's edges are aggregated in one pass.
@@ -200,8 +204,12 @@ def tensor_lines(h: Hierarchy, agg: AggEdge, limit: int = 12) -> list[str]:
 
 
 def edge_width(h: Hierarchy, agg: AggEdge, tensors: Carried | None = None) -> float:
-    """Line width from the bytes of the distinct tensors carried (log scale, 1 to 5);
-    ``tensors`` as for :func:`edge_label`."""
+    """Line width from the bytes of the distinct tensors carried (log scale, 1 at a byte to
+    3.5 at 100 MB); ``tensors`` as for :func:`edge_label`.
+
+    Not wider: Graphviz 7 and later pull a thick line's arrowhead back by its stroke (see
+    :meth:`~graphviz_tb.engine.Engine.arrow_pullback`), and at 5 points the line then stopped
+    13 points short of its target, too far for the eye to join them."""
     total = 0
     if tensors is None:
         tensors = carried_tensors(h, agg)
@@ -211,7 +219,7 @@ def edge_width(h: Hierarchy, agg: AggEdge, tensors: Carried | None = None) -> fl
         total += tensor_bytes(h.model.edge_tensor(u, v, k))
     if total <= 0:
         return 1.0
-    return round(min(5.0, 1.0 + math.log10(max(total, 1)) / 2.0), 2)
+    return round(min(3.5, 1.0 + math.log10(max(total, 1)) / 3.2), 2)
 
 
 def outline(m: Member) -> str:
@@ -230,9 +238,18 @@ def _q(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
+               ) -> tuple[AggEdge, str, float]:
+    """An edge of a group's layout problem: its label and its width (the tensors it carries
+    worked out once for both)."""
+    tensors = carried_tensors(h, agg)
+    label = edge_label(h, agg, dtypes=options.dtypes, tensors=tensors) if options.shapes else ""
+    return agg, label, edge_width(h, agg, tensors)
+
+
 def group_dot(
     children: list[Member], sizes: dict[Member, tuple[float, float]],
-    edges: list[tuple[AggEdge, str]], rankdir: str,
+    edges: list[tuple[AggEdge, str, float]], rankdir: str,
 ) -> str:
     """One group's layout problem.  Every edge is named (``id="e3"``, its place in ``edges``)
     because Graphviz returns edges in an order of its own, not the order given."""
@@ -241,16 +258,20 @@ def group_dot(
         "digraph G {",
         f"graph [rankdir={rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];",
         "node [fixedsize=true, label=\"\", shape=box];",
-        "edge [fontname=Helvetica, fontsize=8];",
+        f"edge [fontname=Helvetica, fontsize=8, arrowsize={ARROW_SIZE}];",
     ]
     for m in children:
         w, hgt = sizes[m]
         shape = ", shape=ellipse" if outline(m) == "ellipse" else ""
         out.append(f"n{index[m]} [width={w / PT:.3f}, height={hgt / PT:.3f}{shape}];")
-    for j, (agg, label) in enumerate(edges):
+    for j, (agg, label, width) in enumerate(edges):
         attrs = [f"id=e{j}"]
         if label:
             attrs.append(f"label={_q(label)}")
+        if agg.kind == DATA and width != 1.0:
+            # Drawn this thick (render/dot.py): newer Graphviz leaves the arrowhead room for
+            # its stroke only if the layout knows the width.
+            attrs.append(f"penwidth={width:.2f}")
         if agg.back and agg.back == agg.total:
             attrs.append("constraint=false")
         if agg.kind == CONTROL:
@@ -402,16 +423,15 @@ def layout_groups(
             for stub in stubs:
                 w = _text_width(stub.label, 8) + 10
                 sizes[stub], lines[stub] = (w, 14.0), (stub.label,)
-            edges = [(agg, edge_label(h, agg, dtypes=options.dtypes) if options.shapes else "")
-                     for agg in aggs]
+            edges = [_laid_edge(h, agg, options) for agg in aggs]
             nodes = main + stubs
             jobs.append((g, nodes, aux, edges, group_dot(nodes, sizes, edges, options.rankdir)))
         results = _layout_all([j[4] for j in jobs], progress)
         for (g, nodes, aux, edges, _), res in zip(jobs, results, strict=True):
-            local = (_read_local(h, res, nodes, edges, options.rankdir) if res is not None
+            local = (_read_local(res, nodes, edges, options.rankdir) if res is not None
                      else None)
             if local is None or _too_flat(local):
-                local = _rows_layout(h, nodes, sizes, edges, options.rankdir)
+                local = _rows_layout(nodes, sizes, edges, options.rankdir)
             layouts[g] = local
             if aux:
                 _place_aux(layouts[g], sorted(aux, key=lambda m: m.name), sizes)
@@ -427,14 +447,14 @@ def _too_flat(local: GroupLayout) -> bool:
     return local.width > _MAX_WIDTH and local.width > 4 * local.height
 
 
-def _rows_layout(h: Hierarchy, nodes: list[Member], sizes: dict[Member, tuple[float, float]],
-                 edges: list[tuple[AggEdge, str]], rankdir: str) -> GroupLayout:
+def _rows_layout(nodes: list[Member], sizes: dict[Member, tuple[float, float]],
+                 edges: list[tuple[AggEdge, str, float]], rankdir: str) -> GroupLayout:
     """The fallback for a group dot cannot lay out well (hundreds of independent siblings lie
     side by side, until dot refuses the width): children in wrapped rows, in dataflow order,
     inputs first (at the bottom for ``BT``), edges as straight lines."""
     index = {m: i for i, m in enumerate(nodes)}
     preds: dict[Member, set[Member]] = {m: set() for m in nodes}
-    for agg, _ in edges:
+    for agg, _, _ in edges:
         if agg.src is not agg.dst and not (agg.back and agg.back == agg.total):
             preds[agg.dst].add(agg.src)
     order: list[Member] = []
@@ -470,13 +490,13 @@ def _rows_layout(h: Hierarchy, nodes: list[Member], sizes: dict[Member, tuple[fl
     height = y - 2 * gap
     if rankdir == "TB":  # inputs at the top instead
         pos = {m: (x, height - yy) for m, (x, yy) in pos.items()}
-    wires = [_straight_wire(h, agg, label, pos, sizes) for agg, label in edges
+    wires = [_straight_wire(agg, label, width, pos, sizes) for agg, label, width in edges
              if agg.src is not agg.dst]
     return GroupLayout(layout_w, height, pos, wires)
 
 
-#: Length of an arrowhead in points (Graphviz's 10 points times ``arrowsize=0.6``).
-_ARROW = 6.0
+#: Length of an arrowhead in points (Graphviz's 10 points times :data:`ARROW_SIZE`).
+_ARROW = 10 * ARROW_SIZE
 
 
 def _border(m: Member, centre: tuple[float, float], size: tuple[float, float],
@@ -493,7 +513,7 @@ def _border(m: Member, centre: tuple[float, float], size: tuple[float, float],
     return centre[0] + t * dx, centre[1] + t * dy
 
 
-def _straight_wire(h: Hierarchy, agg: AggEdge, label: str,
+def _straight_wire(agg: AggEdge, label: str, width: float,
                    pos: dict[Member, tuple[float, float]],
                    sizes: dict[Member, tuple[float, float]]) -> Wire:
     """A straight edge from the source's outline to an arrowhead on the target's."""
@@ -501,13 +521,14 @@ def _straight_wire(h: Hierarchy, agg: AggEdge, label: str,
     start = _border(agg.src, c0, sizes[agg.src], c1)
     tip = _border(agg.dst, c1, sizes[agg.dst], c0)
     length = math.hypot(tip[0] - start[0], tip[1] - start[1]) or 1.0
-    back = min(_ARROW, length / 2) / length
+    drawn = width if agg.kind == DATA else 1.0  # as render/dot.py draws it
+    back = min(_ARROW + engine.current().arrow_pullback(drawn), length / 2) / length
     end = (tip[0] - (tip[0] - start[0]) * back, tip[1] - (tip[1] - start[1]) * back)
     third = ((2 * start[0] + end[0]) / 3, (2 * start[1] + end[1]) / 3)
     two = ((start[0] + 2 * end[0]) / 3, (start[1] + 2 * end[1]) / 3)
     mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
     lp = (mid[0] + _text_width(label, 8) / 2 + 4, mid[1]) if label else None
-    return Wire(agg, [start, third, two, end], tip, label, lp, edge_width(h, agg))
+    return Wire(agg, [start, third, two, end], tip, label, lp, width)
 
 
 def _stub_edges(g: Group, aux: set[Member], aggs: list[AggEdge]
@@ -552,8 +573,8 @@ def _place_aux(layout: GroupLayout, aux: list[Member],
     layout.aux = list(aux)
 
 
-def _read_local(h: Hierarchy, res: dict, children: list[Member],
-                edges: list[tuple[AggEdge, str]], rankdir: str) -> GroupLayout:
+def _read_local(res: dict, children: list[Member],
+                edges: list[tuple[AggEdge, str, float]], rankdir: str) -> GroupLayout:
     """One group's layout from Graphviz's json0 answer: nodes by their names (``n3``), edges
     by their ids (``e5``), never by position in the answer."""
     bb = _floats(res.get("bb", "0,0,0,0"))
@@ -571,7 +592,7 @@ def _read_local(h: Hierarchy, res: dict, children: list[Member],
     if len(drawn) != len(edges):
         raise GraphvizTbError(f"Graphviz returned {len(drawn)} of {len(edges)} edges")
     wires = []
-    for j, (agg, label) in enumerate(edges):
+    for j, (agg, label, width) in enumerate(edges):
         e = drawn[j]
         points, arrow = _parse_spline(e.get("pos", ""))
         shift = [(x - bb[0], y - bb[1]) for x, y in points]
@@ -580,7 +601,7 @@ def _read_local(h: Hierarchy, res: dict, children: list[Member],
         if "lp" in e and label:
             lx, ly = _floats(e["lp"])
             lp = attach_label(shift, (lx - bb[0], ly - bb[1]), label, rankdir)
-        wires.append(Wire(agg, shift, tip, label, lp, edge_width(h, agg)))
+        wires.append(Wire(agg, shift, tip, label, lp, width))
     return GroupLayout(bb[2] - bb[0], bb[3] - bb[1], pos, wires)
 
 

@@ -7,7 +7,7 @@ where their paths start, where their arrows point, their dashes, width and label
 every claim the picture makes:
 
 * each edge starts on the border of the box (or stub) it names as its source, and its arrow
-  ends on the border of its target, pointing at it;
+  ends on the border of its target, pointing at it, its line running into the arrowhead;
 * it carries its own style and label: dashed when only control dependencies travel, a double
   line when only references do, otherwise solid; its label names the distinct tensors that
   travel (one tensor's shape, or ``N tensors``), drawn beside its own path;
@@ -44,6 +44,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
 #: How far (points) a path end may lie from the outline it should touch.
 TOLERANCE = 3.5
+#: How far (points) a line may stop short of its arrowhead's base (rounding in the drawing).
+ARROW_GAP = 1.0
 GREY = {"#dcdcdc", "#4a4a4a"}
 
 
@@ -108,6 +110,10 @@ class Edge:
     #: Where the arrowhead's outline stroke visibly ends, past its polygon's point (the mitre
     #: of a stroked point reaches half the stroke width over the sine of half its angle).
     stroke_tip: tuple[float, float] | None = None
+    #: The middle of the arrowhead's base: where the line must meet it (within half the
+    #: arrowhead's outline stroke, ``head_stroke``, which covers the base's own edge).
+    base: tuple[float, float] | None = None
+    head_stroke: float = 0.0
 
     def samples(self, step: float = 2.0) -> list[tuple[float, float]]:
         """Points along the drawn cubic Bézier path, about ``step`` points apart."""
@@ -231,7 +237,8 @@ def _svg_edge(g: ET.Element, key: str, ends: tuple[str, str], classes: set[str])
     main = paths[len(paths) // 2]  # the middle stroke of a double line is the edge's centre
     points = _pairs(_numbers(main.get("d", "")))
     polygons = list(g.iter(f"{SVG}polygon"))
-    tip = stroke_tip = None
+    tip = stroke_tip = base = None
+    head_stroke = 0.0
     if polygons:
         head = _pairs(_numbers(polygons[0].get("points", "")))
         # Graphviz's arrowhead: base corner, tip, base corner (closed): the tip is the corner
@@ -239,6 +246,9 @@ def _svg_edge(g: ET.Element, key: str, ends: tuple[str, str], classes: set[str])
         end = points[-1]
         tip = max(head, key=lambda p: math.hypot(p[0] - end[0], p[1] - end[1]))
         stroke_tip = _stroke_tip(head, tip, polygons[0])
+        base = _base(head, tip)
+        if polygons[0].get("stroke") not in (None, "none", "transparent"):
+            head_stroke = float(polygons[0].get("stroke-width", 1))
     texts = [t for t in g.iter(f"{SVG}text")]
     label = texts[0].text or "" if texts else ""
     label_xy = (float(texts[0].get("x", 0)), float(texts[0].get("y", 0)) - 3) if texts else None
@@ -247,7 +257,13 @@ def _svg_edge(g: ET.Element, key: str, ends: tuple[str, str], classes: set[str])
     return Edge(key, ends[0], ends[1], _title(g), points, tip,
                 main.get("stroke-dasharray") is not None, len(paths),
                 float(main.get("stroke-width", 1)), label, label_xy, tooltip, classes,
-                stroke_tip)
+                stroke_tip, base, head_stroke)
+
+
+def _base(head: list[tuple[float, float]], tip: tuple[float, float]) -> tuple[float, float]:
+    """The middle of an arrowhead's base: the mean of its corners other than the point."""
+    corners = [p for p in dict.fromkeys(head) if p != tip]
+    return (sum(x for x, _ in corners) / len(corners), sum(y for _, y in corners) / len(corners))
 
 
 def _stroke_tip(head: list[tuple[float, float]], tip: tuple[float, float],
@@ -296,14 +312,15 @@ def read_dom(raw: dict[str, Any]) -> Picture:
     edges = []
     for e in raw["edges"]:
         points = _pairs(_numbers(e["d"]))
-        tip = None
+        tip = base = None
         if e["poly"]:
             head = _pairs(_numbers(e["poly"]))
             tip = max(head, key=lambda p: math.hypot(p[0] - points[-1][0], p[1] - points[-1][1]))
+            base = _base(head, tip)
         edges.append(Edge(e["key"], _dom_end(e["src"]), _dom_end(e["dst"]), e["title"], points,
                           tip, e["dashed"], 3 if "ref" in e["classes"] else 1, e["width"],
                           e["label"], (e["lx"], e["ly"]) if e["lx"] is not None else None,
-                          e["title"], set(e["classes"])))
+                          e["title"], set(e["classes"]), base=base))
     return Picture(boxes, edges)
 
 
@@ -535,6 +552,9 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
         if math.dist(edge.tip, (dst_box.cx, dst_box.cy)) > \
                 math.dist(end, (dst_box.cx, dst_box.cy)) + 0.5:
             report.add(f"{where}: its arrow points away from {b.name!r}")
+        gap = math.dist(end, edge.base) - edge.head_stroke / 2 if edge.base else 0.0
+        if gap > ARROW_GAP:
+            report.add(f"{where}: its line stops {gap:.1f} pt short of its arrowhead")
     # What travels: style and label.
     edges = truth.model_edges(a, b)
     if not edges:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..costs import Scale, Totals, format_cost
 from ..hierarchy import AggEdge, Group, Member, OpNode
-from ..layout import PT, Stub, tensor_lines
+from ..layout import ARROW_SIZE, PT, Stub, tensor_lines
 from ..model import CONTROL, REF
 from ..scene import Box, Scene
 from ..shapes import format_shape
@@ -378,7 +378,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         f"node [fontname=Helvetica, fontsize=10, fontcolor=\"{theme['fg']}\", "
         f"color=\"{theme['line']}\", fixedsize=true, penwidth=1];",
         f"edge [fontname=Helvetica, fontsize=8, fontcolor=\"{theme['muted']}\", "
-        f"color=\"{theme['line']}\", arrowsize=0.6];",
+        f"color=\"{theme['line']}\", arrowsize={ARROW_SIZE}];",
     ]
     for i, box in enumerate(scene.boxes):
         m = box.member

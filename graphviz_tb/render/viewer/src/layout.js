@@ -40,7 +40,8 @@ export function groupDot(sizes, shapes, edges, rankdir) {
     "digraph G {",
     `graph [rankdir=${rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];`,
     'node [fixedsize=true, label="", shape=box];',
-    "edge [fontname=Helvetica, fontsize=8];",
+    // As graphviz_tb/layout.py: room for the arrowhead the drawing puts there.
+    "edge [fontname=Helvetica, fontsize=8, arrowsize=0.6];",
   ];
   sizes.forEach(([w, h], i) => {
     const shape = shapes[i] === "ellipse" ? ", shape=ellipse" : "";
@@ -49,6 +50,8 @@ export function groupDot(sizes, shapes, edges, rankdir) {
   edges.forEach((e, j) => {
     const attrs = [`id=e${j}`];
     if (e.label) attrs.push(`label=${quote(e.label)}`);
+    // As layout.py: the width a data line is drawn, so newer Graphviz leaves its arrowhead room.
+    if (e.kind === "data" && e.width !== 1) attrs.push(`penwidth=${e.width.toFixed(2)}`);
     if (e.back && e.back === e.total) attrs.push("constraint=false");
     if (e.kind === "control") attrs.push("weight=0");
     out.push(`n${e.s} -> n${e.t} [${attrs.join(", ")}];`);
@@ -325,7 +328,8 @@ export class Layouts {
     if (g.aggStart[group] >= 0) {
       for (let a = g.aggStart[group]; a < g.aggEnd[group]; a++) {
         aggs.push({ src: g.as[a], dst: g.ad[a], agg: a, back: g.ab[a],
-          total: g.an[a] + g.ac[a] + g.ar[a], kind: g.edgeKind(a), label: g.edgeLabel(a) });
+          total: g.an[a] + g.ac[a] + g.ar[a], kind: g.edgeKind(a), label: g.edgeLabel(a),
+          width: g.aw[a] });
       }
     }
     const aux = this.aux ? auxiliaryChildren(children, aggs, g) : new Set();
