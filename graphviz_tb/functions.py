@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .model import GraphModel, ModelBuilder
     from .readers.base import GraphSource
 
-__all__ = ["build_model", "call_targets", "inline_calls", "inline_library"]
+__all__ = ["build_model", "call_targets", "calling_ops", "inline_calls", "inline_library"]
 
 _PLAIN_CALLS = frozenset({"StatefulPartitionedCall", "PartitionedCall", "TPUPartitionedCall"})
 _WHILE = frozenset({"While", "StatelessWhile", "_While"})
@@ -82,6 +82,12 @@ def call_targets(node_def: Any, library: dict[str, Any]) -> tuple[list[tuple[str
     return ([("", op)], 0) if op in library else ([], 0)
 
 
+def calling_ops(library: dict[str, Any]) -> frozenset[str]:
+    """The op types that may run a function: a filter on ``op`` that spares reading the other
+    ops' attributes, or even calling :func:`call_targets`, once per op of a 65,000-op graph."""
+    return _CALL_OPS | frozenset(library)
+
+
 def _arg_info(fdef: Any, index: int, arg: Any) -> TensorInfo:
     """Dtype and shape of a function argument, from its signature and ``_output_shapes``."""
     shape, known = None, False
@@ -101,13 +107,17 @@ def _arg_info(fdef: Any, index: int, arg: Any) -> TensorInfo:
 class _Body:
     """One instantiation of a FunctionDef under a name prefix."""
 
-    def __init__(self, model: GraphModel, builder: ModelBuilder, fdef: Any, prefix: str) -> None:
+    def __init__(self, model: GraphModel, builder: ModelBuilder, fdef: Any, prefix: str,
+                 calling: frozenset[str]) -> None:
         self.model, self.builder, self.fdef, self.prefix = model, builder, fdef, prefix
+        self.calling = calling  # see calling_ops
         self.local: dict[str, str] = {}
         self.args: dict[str, str] = {}
         self.arg_nodes: list[str] = []
         self.ret_nodes: list[str] = []
         self.calls: list[str] = []
+        #: Output-arg names by op type, for ``node:out:i`` inputs (see :meth:`_flat_index`).
+        self.output_args: dict[str, tuple[str, ...]] = {}
 
     def _unique(self, name: str, taken: set[str]) -> str:
         full = self.prefix + name
@@ -141,8 +151,9 @@ class _Body:
             self.ret_nodes.append(full)
             if out.name in rets:
                 self._wire(rets[out.name], full, 0)
+        library, calling = self.model.functions, self.calling
         self.calls = [self.local[nd.name] for nd in fdef.node_def
-                      if call_targets(nd, self.model.functions)[0]]
+                      if nd.op in calling and call_targets(nd, library)[0]]
 
     def _resolve(self, ref: InputRef) -> tuple[str, int] | None:
         if ref.node in self.args and ref.arg is None:
@@ -156,13 +167,27 @@ class _Body:
         return full, index
 
     def _flat_index(self, full: str, arg: str, index: int) -> int:
-        op = self.model.graph.nodes[full]["op"]
-        callee = self.model.functions.get(op)
-        names = (tuple(a.name for a in callee.signature.output_arg) if callee is not None
-                 else _OUTPUT_ARGS.get(op, ()))
+        op = self.builder.ops[full]
+        names = self.output_args.get(op)
+        if names is None:
+            callee = self.model.functions.get(op)
+            names = self.output_args[op] = (
+                tuple(a.name for a in callee.signature.output_arg) if callee is not None
+                else _OUTPUT_ARGS.get(op, ()))
         return names.index(arg) + index if arg in names else index
 
     def _wire(self, text: str, dst: str, slot: int) -> None:
+        parts = text.split(":")
+        if len(parts) == 3 and text[0] != "^" and parts[2].isascii() and parts[2].isdigit():
+            # The common case, ``node:out:0``, without building an InputRef (once per edge).
+            full = self.local.get(parts[0])
+            if full is not None:
+                self.builder.edge(full, dst, slot, False,
+                                  self._flat_index(full, parts[1], int(parts[2])))
+                return
+        elif len(parts) == 1 and text in self.args:
+            self.builder.edge(self.args[text], dst, slot, False, 0)
+            return
         ref = parse_input(text)
         if ref.error:
             self.builder.warn.add("malformed inputs", f"op {dst!r}: input {text!r}: {ref.error}")
@@ -198,6 +223,9 @@ class _Inliner:
         self.budget = options.max_function_ops
         self.exhausted = False
         self.queue: deque[tuple[str, tuple[str, ...]]] = deque()
+        self.calling = calling_ops(model.functions)
+        #: Each opened call's body ops, in the order they were added (see :meth:`order`).
+        self.bodies: dict[str, list[str]] = {}
         model.function_groups = {}
 
     def instantiate(self, fname: str, prefix: str) -> _Body | None:
@@ -212,7 +240,7 @@ class _Inliner:
             self.exhausted = True
             return None
         self.budget -= len(fdef.node_def)
-        body = _Body(self.model, self.builder, fdef, prefix)
+        body = _Body(self.model, self.builder, fdef, prefix, self.calling)
         body.build()
         self.model.function_groups[prefix.rstrip("/")] = fname
         return body
@@ -236,6 +264,8 @@ class _Inliner:
             body = self.instantiate(fname, f"{call}/{sub}/" if sub else f"{call}/")
             if body is None:
                 return
+            self.bodies.setdefault(call, []).extend(
+                [*body.arg_nodes, *body.local.values(), *body.ret_nodes])
             for i, arg in enumerate(body.arg_nodes):
                 if offset + i < len(ins):
                     g.add_edge(call, arg, key=0, kind="data", src_output=offset + i, dst_input=0,
@@ -258,17 +288,40 @@ class _Inliner:
             call, stack = self.queue.popleft()
             self.open_call(call, stack)
 
+    def order(self, names: list[str]) -> list[str]:
+        """The ops ``names`` with each opened call's body right after the call (bodies within
+        bodies likewise): an order in which nearly every edge points forward, where the
+        model's own (bodies added after every top-level op) has each body's outputs point
+        back to their consumers.  Ops added for missing inputs are left out."""
+        bodies = self.bodies
+        out: list[str] = []
+        stack = [iter(names)]
+        while stack:
+            for n in stack[-1]:
+                out.append(n)
+                inner = bodies.get(n)
+                if inner:
+                    stack.append(iter(inner))
+                    break
+            else:
+                stack.pop()
+        return out
+
 
 def inline_calls(model: GraphModel, builder: ModelBuilder, names: list[str],
-                 options: LoadOptions) -> None:
-    """Open every call among the top-level ops ``names`` (and, transitively, inside bodies)."""
+                 options: LoadOptions) -> list[str]:
+    """Open every call among the top-level ops ``names`` (and, transitively, inside bodies).
+    Returns the ops in an order where nearly every edge points forward (see
+    :meth:`_Inliner.order`)."""
     inliner = _Inliner(model, builder, options)
     nodes, library = model.graph._node, model.functions  # the node dicts: a loop over all ops
+    calling = inliner.calling
     for n in names:
-        node_def = nodes[n]["node_def"]
-        if node_def is not None and call_targets(node_def, library)[0]:
+        data = nodes[n]
+        if data["op"] in calling and call_targets(data["node_def"], library)[0]:
             inliner.queue.append((n, ()))
     inliner.run()
+    return inliner.order(names)
 
 
 def inline_library(model: GraphModel, builder: ModelBuilder, options: LoadOptions) -> None:
@@ -317,11 +370,12 @@ def build_model(
     options = options or LoadOptions()
     model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,
                                         names=names)
+    order = None
     if options.functions and model.functions:
         if names:
-            inline_calls(model, builder, names, options)
+            order = inline_calls(model, builder, names, options)
         else:
             inline_library(model, builder, options)
     elif not names:
         raise NoGraphError(f"{where}: the graph holds no ops (only a function library)")
-    return finish_model(model)
+    return finish_model(model, order)

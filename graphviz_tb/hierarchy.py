@@ -223,8 +223,9 @@ class Hierarchy:
         self.model = model
         #: The shortest scope series to make; None when series are off.
         self.series_min = series_min
-        #: How many series have been made: the tree changed since if this did.
-        self.series_made = 0
+        #: The group under which each series was made, in order: the subtrees of it and of its
+        #: ancestors changed then (and no others did).
+        self.series_made: list[Group] = []
         self.root = Group("", self, kind="root")
         #: Every group by full name; scope series appear here once made (see :meth:`settle`).
         self.groups: dict[str, Group] = {}
@@ -354,7 +355,7 @@ class Hierarchy:
             _reparent(list(run), series)
             group._children.append(series)
             self.groups[full] = series
-            self.series_made += 1
+            self.series_made.append(group)
             made = True
         return made
 
@@ -649,7 +650,7 @@ def _make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum
             _reparent(ms, series)
             parent._children.append(series)
             h.groups[full] = series
-            h.series_made += 1
+            h.series_made.append(parent)
             made = True
     return made
 

@@ -359,14 +359,23 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
         mutating = ops[name].startswith(_MUTATING_PREFIXES)
         into = pred[name]
         for slot, text in enumerate(inputs):
-            if ":" not in text and text and text[0] != "^" and text in ops and text != name:
-                # The common case, inlined (this loop runs once per edge of the graph).
-                kind = REF if mutating and is_ref_edge(ops[text], ops[name]) else DATA
-                keydict = into.get(text)
+            # The common cases, ``x``, ``x:N`` and ``^x``, inlined (this loop runs once per
+            # edge of the graph); anything else, or odd, goes the long way below.
+            src, colon, index = text.partition(":")
+            if src[:1] == "^":
+                src = src[1:]
+                kind = CONTROL
+                out = 0 if not colon else -1
+            else:
+                out = 0 if not colon else int(index) if index.isascii() and index.isdigit() \
+                    else -1
+                kind = REF if mutating and is_ref_edge(ops.get(src, ""), ops[name]) else DATA
+            if out >= 0 and src and src in ops and src != name:
+                keydict = into.get(src)
                 if keydict is None:
-                    keydict = succ[text][name] = into[text] = {}
-                keydict[slot] = {"kind": kind, "src_output": 0, "dst_input": slot,
-                                 "tensor": (text, 0), "back": False}
+                    keydict = succ[src][name] = into[src] = {}
+                keydict[slot] = {"kind": kind, "src_output": out, "dst_input": slot,
+                                 "tensor": (src, out), "back": False}
                 continue
             ref = parse_input(text)
             if ref.arg is not None:  # "x:out:0" outside a function: take x's output 0 leniently
@@ -380,13 +389,14 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
             builder.edge(ref.node, name, slot, ref.control, ref.index)
 
 
-def mark_back_edges(g: nx.MultiDiGraph) -> int:
+def mark_back_edges(g: nx.MultiDiGraph, order: Iterable[str] | None = None) -> int:
     """Mark the edges that close cycles, so the rest of the graph is a DAG.
 
     NextIteration -> Merge edges of TF1 while loops are back edges by definition.  Any cycle
     left after them (a malformed graph) is broken by an iterative DFS in node order, so the
     choice is deterministic.  Most graphs have none, which one peeling pass (Kahn's algorithm)
-    proves cheaply before any DFS runs.  Returns the number of edges marked.
+    proves cheaply before any DFS runs; ``order`` is the order of the ops to try that pass in
+    (default: the graph's; see :func:`_acyclic`).  Returns the number of edges marked.
     """
     succ, nodes = g._succ, g._node
     marked = 0
@@ -396,7 +406,7 @@ def mark_back_edges(g: nx.MultiDiGraph) -> int:
             for data in keydict.values():
                 data["back"] = True
                 marked += 1
-    if _acyclic(succ, loops):
+    if _acyclic(succ, loops, order):
         return marked
     state: dict[str, int] = {}  # 1 = on the DFS stack, 2 = done
     for root in succ:
@@ -429,7 +439,7 @@ def _out(succ: dict, node: str) -> Iterator[tuple[str, dict[str, Any]]]:
             yield v, data
 
 
-def _acyclic(succ: dict, loops: set[str]) -> bool:
+def _acyclic(succ: dict, loops: set[str], order: Iterable[str] | None = None) -> bool:
     """Whether the graph minus the out-edges of ``loops`` (its marked back edges) has no cycle.
 
     Nodes nearly always come in an order where every edge points forward (TensorFlow creates
@@ -437,13 +447,18 @@ def _acyclic(succ: dict, loops: set[str]) -> bool:
     control input added later).  Every cycle passes through one of those, and stays at or
     before the last of their sources (its latest node has a backward edge out), so only what
     their destinations reach up to there is peeled (Kahn's algorithm), not the whole graph.
+    That holds in any order of the nodes; ``order`` gives a better one than the graph's where
+    there is (function bodies placed at their calls), and the nodes it leaves out come first.
     """
-    position = {n: i for i, n in enumerate(succ)}
+    position = {n: i for i, n in enumerate(order)} if order is not None else {}
+    if len(position) != len(succ):
+        first = [n for n in succ if n not in position]
+        position = {n: i for i, n in enumerate(first + list(position))}
     heads: list[str] = []
     last = -1
-    for i, (u, nbrs) in enumerate(succ.items()):  # a plain loop: 90,000 edges on NASNet
+    for u, i in position.items():  # a plain loop: 90,000 edges on NASNet
         if u not in loops:
-            for v in nbrs:
+            for v in succ[u]:
                 if position[v] <= i:
                     heads.append(v)
                     last = i
@@ -513,11 +528,12 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     return model, builder, [name for name, _ in named]
 
 
-def finish_model(model: GraphModel) -> GraphModel:
-    """The last step: mark the edges that close cycles (see :func:`mark_back_edges`)."""
+def finish_model(model: GraphModel, order: Iterable[str] | None = None) -> GraphModel:
+    """The last step: mark the edges that close cycles (see :func:`mark_back_edges`; ``order``
+    is the ops in an order where most edges point forward, when the graph's is not)."""
     # Tell networkx its caches are stale (the adjacency dicts were filled directly).
     getattr(model.graph, "__networkx_cache__", {}).clear()
-    back = mark_back_edges(model.graph)
+    back = mark_back_edges(model.graph, order)
     if back and not any(model.graph.nodes[n]["op"] in _BACK_EDGE_SOURCES for n in model.graph):
         model.warnings.add("cycles", f"{back} edge(s) close cycles outside a while loop")
     return model

@@ -101,7 +101,7 @@ def graph_cost(graph_def: Any, options: LoadOptions, names: list[str] | None = N
     caller read them already; no model built)."""
     # Imported here: the CLI imports this module for limit_process() before any graph is
     # read, and the function stage brings networkx with it.
-    from .functions import call_targets
+    from .functions import call_targets, calling_ops
 
     if names is None:
         names = [node.name for node in graph_def.node]
@@ -116,8 +116,11 @@ def graph_cost(graph_def: Any, options: LoadOptions, names: list[str] | None = N
                if options.functions and graph_def.HasField("library") else {})
     if library:
         bodies = [graph_def.node, *(f.node_def for f in library.values())]
+        calling = calling_ops(library)
         for nodes in bodies:
             for node in nodes:
+                if node.op not in calling:
+                    continue
                 for _, fname in call_targets(node, library)[0]:
                     callee = library.get(fname)
                     inlined += len(callee.node_def) if callee is not None else 0

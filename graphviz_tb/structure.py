@@ -76,8 +76,8 @@ class Templates:
         self._bucketed: dict[tuple, list[Group]] | None = None
         self._key: dict[Group, tuple] = {}
         self._split: dict[tuple, dict[Group, list[Group]]] = {}
-        #: Relative forms computed so far, and ``series_made`` when they were: a picture
-        #: compares the groups that settling just compared (see :meth:`_form`).
+        #: Relative forms computed so far, and how many series had been made when they were: a
+        #: picture compares the groups that settling just compared (see :meth:`_form`).
         self._forms: dict[Group, tuple] = {}
         self._sizes: dict[Group, int] = {}
         self._forms_made = 0
@@ -179,19 +179,29 @@ class Templates:
         return out
 
     def _form(self, group: Group) -> tuple:
-        """:func:`_relative_form`, remembered until a series is made anywhere (which may
-        change a subtree)."""
+        """:func:`_relative_form`, remembered until a series is made in its subtree."""
         self._fresh()
         if group not in self._forms:
             self._forms[group] = _relative_form(group, self.h.model.graph._succ)
         return self._forms[group]
 
     def _fresh(self) -> None:
-        """Forget forms and sizes when a series was made since (it may change a subtree)."""
-        if self._forms_made != self.h.series_made:
-            self._forms.clear()
-            self._sizes.clear()
-            self._forms_made = self.h.series_made
+        """Forget the forms and sizes of the subtrees a series was made in since: those of the
+        group it was made under and of its ancestors.  The series' members keep theirs (NASNet's
+        cells are compared when their parent settles, and again when a picture colours them)."""
+        made = self.h.series_made
+        if self._forms_made == len(made):
+            return
+        forms, sizes = self._forms, self._sizes
+        seen: set[Group] = set()
+        for g in made[self._forms_made:]:
+            m: Group | None = g
+            while m is not None and m not in seen:  # a shared chain of ancestors once
+                seen.add(m)
+                forms.pop(m, None)
+                sizes.pop(m, None)
+                m = m.parent
+        self._forms_made = len(made)
 
     def _size(self, group: Group) -> int:
         """How many members the group's subtree holds as it stands (a form's length), each
