@@ -70,6 +70,31 @@ def test_legend_lists_templates_and_edge_styles(mnist_svg: ET.Element) -> None:
     assert "control dependency" in text and "data" in text and "reference" in text
 
 
+def test_legend_glyphs_draw_with_the_pip_installed_engine(mnist: graphviz_tb.Graph,
+                                                          tmp_path: Path) -> None:
+    """The legend's line samples are text glyphs.  graphviz-pure (what a pip-only install
+    draws PNG with) has a font of its own, and a glyph it lacks comes out as an empty box:
+    each non-ASCII glyph of the legend must draw differently from one no font has."""
+    from graphviz_tb.engine import pure_executable
+
+    program = pure_executable()
+    assert program is not None, "graphviz-pure is a dependency; it must be installed"
+    samples = re.findall(r'<TR><TD>([^<]+)</TD><TD ALIGN="LEFT">', mnist.render(format="dot"))
+    assert len(samples) == 3  # data, control, reference
+    glyphs = sorted({c for text in samples for c in text if not c.isascii()})
+
+    def png(char: str) -> bytes:
+        dot = tmp_path / "glyph.dot"
+        dot.write_text(f'digraph {{ a [shape=plaintext label="{char}"] }}', encoding="utf-8")
+        return subprocess.run([program, "-Tpng", str(dot)], capture_output=True,
+                              check=True).stdout
+
+    # Code points no font draws, one per UTF-8 length (a missing glyph's box is as wide as
+    # its bytes): unassigned, and private use twice.
+    missing = {n: png(c) for n, c in ((2, "\u0378"), (3, "\ue000"), (4, "\U0010fffd"))}
+    assert [c for c in glyphs if png(c) == missing[len(c.encode())]] == []
+
+
 def test_control_edges_are_dashed_and_data_edges_solid(mnist: graphviz_tb.Graph) -> None:
     root = parse(mnist.render(expand=("train",)))
     kinds: dict[str, list[ET.Element]] = {"data": [], "control": [], "ref": []}

@@ -297,9 +297,10 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
             rows.append(_legend_row(DIFF_COLORS[options.theme][status],
                                     f"{status}: {counts[status]:,} op"
                                     f"{'' if counts[status] == 1 else 's'}"))
-    rows.append("<TR><TD>──▶</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
-    rows.append("<TR><TD>╌╌▶</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
-    rows.append("<TR><TD>══▶</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
+    # Glyphs both engines' fonts have: graphviz-pure draws ▶ and ╌ as empty boxes.
+    rows.append("<TR><TD>──►</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
+    rows.append("<TR><TD>– – ►</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
+    rows.append("<TR><TD>══►</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
     title = {"structure": "same colour = same structure", "op": "colour = op type",
              "device": "colour = device", "dtype": "colour = dtype",
              "compute-time": "colour = compute time, by rank",
