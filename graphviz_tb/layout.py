@@ -247,6 +247,10 @@ def _laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
     return agg, label, edge_width(h, agg, tensors)
 
 
+#: How hard the layout pulls a stub towards the end it stands beside (ordinary edges: 1).
+STUB_WEIGHT = 8
+
+
 def group_dot(
     children: list[Member], sizes: dict[Member, tuple[float, float]],
     edges: list[tuple[AggEdge, str, float]], rankdir: str,
@@ -274,7 +278,11 @@ def group_dot(
             attrs.append(f"penwidth={width:.2f}")
         if agg.back and agg.back == agg.total:
             attrs.append("constraint=false")
-        if agg.kind == CONTROL:
+        if isinstance(agg.src, Stub) or isinstance(agg.dst, Stub):
+            # A stub stands for its edge's far end: kept beside its near end, not wherever
+            # a control edge's zero weight let it drift.
+            attrs.append(f"weight={STUB_WEIGHT}")
+        elif agg.kind == CONTROL:
             attrs.append("weight=0")
         tail = f"n{index[agg.src]}"
         head = f"n{index[agg.dst]}"
@@ -451,11 +459,20 @@ def _rows_layout(nodes: list[Member], sizes: dict[Member, tuple[float, float]],
                  edges: list[tuple[AggEdge, str, float]], rankdir: str) -> GroupLayout:
     """The fallback for a group dot cannot lay out well (hundreds of independent siblings lie
     side by side, until dot refuses the width): children in wrapped rows, in dataflow order,
-    inputs first (at the bottom for ``BT``), edges as straight lines."""
+    inputs first (at the bottom for ``BT``), edges as straight lines.  Each stub comes right
+    after the child it stands beside, in the same row."""
     index = {m: i for i, m in enumerate(nodes)}
+    beside: dict[Member, list[Member]] = {}  # a child -> its stubs, in node order
+    for agg, _, _ in sorted(edges, key=lambda e: (index[e[0].src], index[e[0].dst])):
+        for stub, near in ((agg.src, agg.dst), (agg.dst, agg.src)):
+            if isinstance(stub, Stub) and stub not in beside.get(near, ()):
+                beside.setdefault(near, []).append(stub)
+    stubs = {stub for group in beside.values() for stub in group}
+    nodes = [m for m in nodes if m not in stubs]
     preds: dict[Member, set[Member]] = {m: set() for m in nodes}
     for agg, _, _ in edges:
-        if agg.src is not agg.dst and not (agg.back and agg.back == agg.total):
+        if agg.src is not agg.dst and not (agg.back and agg.back == agg.total) \
+                and agg.src not in stubs and agg.dst not in stubs:
             preds[agg.dst].add(agg.src)
     order: list[Member] = []
     placed: set[Member] = set()
@@ -465,17 +482,19 @@ def _rows_layout(nodes: list[Member], sizes: dict[Member, tuple[float, float]],
         order.extend(ready)
         placed.update(ready)
         pending = [m for m in pending if m not in placed]
-    area = sum(sizes[m][0] * sizes[m][1] for m in nodes)
-    target = max(max(sizes[m][0] for m in nodes), (area * 2.0) ** 0.5)
     gap = 18.0
+    units = [[m, *beside.get(m, ())] for m in order]  # never split across rows
+    wide = [sum(sizes[m][0] + gap for m in unit) - gap for unit in units]
+    area = sum(sizes[m][0] * sizes[m][1] for unit in units for m in unit)
+    target = max(max(wide), (area * 2.0) ** 0.5)
     rows: list[list[Member]] = [[]]
     width = 0.0
-    for m in order:
-        if rows[-1] and width + sizes[m][0] > target:
+    for unit, w in zip(units, wide, strict=True):
+        if rows[-1] and width + w > target:
             rows.append([])
             width = 0.0
-        rows[-1].append(m)
-        width += sizes[m][0] + gap
+        rows[-1].extend(unit)
+        width += w + gap
     pos: dict[Member, tuple[float, float]] = {}
     y = 0.0
     layout_w = 0.0

@@ -12,7 +12,9 @@ every claim the picture makes:
   line when only references do, otherwise solid; its label names the distinct tensors that
   travel (one tensor's shape, or ``N tensors``), drawn beside its own path;
 * every model edge between two visible boxes is drawn exactly once, as an edge or a stub;
-* a stub names an auxiliary node drawn beside it, and its edges lead to that node;
+* a stub names an auxiliary node drawn beside it, and its edges lead to that node; it sits
+  beside the box at its edge's other end, across the ranks (a stub far aside reads as an edge
+  to somewhere else);
 * a group box says how many ops it holds, and a scope holds exactly the ops named under it;
 * two groups share a fill exactly when their structure is equal (a check of its own, not the
   renderer's templates), grey means no other group anywhere has that structure, and the legend
@@ -46,6 +48,9 @@ XLINK = "{http://www.w3.org/1999/xlink}"
 TOLERANCE = 3.5
 #: How far (points) a line may stop short of its arrowhead's base (rounding in the drawing).
 ARROW_GAP = 1.0
+#: The farthest a stub may sit aside from the box at the other end of its edge (points,
+#: across the ranks, box to box).
+STUB_REACH = 72.0
 GREY = {"#dcdcdc", "#4a4a4a"}
 
 
@@ -530,6 +535,11 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
         aux.add(a)
     if edge.dst in stub_far:
         aux.add(b)
+    if edge.src in stub_far or edge.dst in stub_far:
+        apart = _gap(src_box, dst_box, across=rankdir in ("BT", "TB"))
+        if apart > STUB_REACH:
+            report.add(f"{where}: its stub sits {apart:.0f} pt aside from the box at its other "
+                       "end")
     seen[(a, b)] += 1
     # The title (the tooltip's first line in the SVG) names the two ends.
     title = f"{truth.h.title(a)}->{truth.h.title(b)}"
@@ -580,6 +590,15 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
     # Direction (checked once every edge is known, see :func:`_check_directions`).
     if not any(d["back"] for *_, d in edges):
         forward.append((where, a, b, src_box, dst_box))
+
+
+def _gap(a: Box, b: Box, *, across: bool) -> float:
+    """How far apart two boxes lie across the ranks (along x when ``across``, the ranks
+    running up or down; else along y): 0 when their extents overlap.  Along the ranks a stub
+    is where its rank is, which a tall neighbour in that rank decides."""
+    if across:
+        return max(abs(a.cx - b.cx) - (a.w + b.w) / 2, 0.0)
+    return max(abs(a.cy - b.cy) - (a.h + b.h) / 2, 0.0)
 
 
 def _check_directions(forward: list[tuple[str, Member, Member, Box, Box]],

@@ -53,7 +53,9 @@ export function groupDot(sizes, shapes, edges, rankdir) {
     // As layout.py: the width a data line is drawn, so newer Graphviz leaves its arrowhead room.
     if (e.kind === "data" && e.width !== 1) attrs.push(`penwidth=${e.width.toFixed(2)}`);
     if (e.back && e.back === e.total) attrs.push("constraint=false");
-    if (e.kind === "control") attrs.push("weight=0");
+    // As layout.py: a stub is kept beside the end it stands for.
+    if (typeof e.src !== "number" || typeof e.dst !== "number") attrs.push("weight=8");
+    else if (e.kind === "control") attrs.push("weight=0");
     out.push(`n${e.s} -> n${e.t} [${attrs.join(", ")}];`);
   });
   out.push("}");
