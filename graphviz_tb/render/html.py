@@ -238,28 +238,33 @@ class _AttrTable:
     def __init__(self) -> None:
         self.pairs: list[list[Any]] = []
         self.sets = _Interner()
-        self._by_raw: dict[tuple[str, bytes], int] = {}
+        #: Serialized attribute -> (its id among the serialized forms, its pair or -1).
+        self._by_raw: dict[tuple[str, bytes], tuple[int, int]] = {}
         self._by_value: dict[tuple[str, str], int] = {}
 
-    def __call__(self, node_def: Any) -> int:
-        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or
-        -1 for none."""
+    def __call__(self, node_def: Any) -> tuple[int, tuple[int, ...]]:
+        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or -1
+        for none; and the ids of its attributes' serialized forms, ``_output_shapes``
+        included: two NodeDefs of one op type with equal ids have equal outputs."""
         amap = node_def.attr
         ids = []
+        raws = []
+        by_raw = self._by_raw
         for key in sorted(amap):
-            if key == "_output_shapes":
-                continue
-            value = amap[key]
-            raw = (key, value.SerializeToString())
-            pair = self._by_raw.get(raw)
-            if pair is None:
-                decoded = decode_attr(value)
-                pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
-                if pair == len(self.pairs):
-                    self.pairs.append([key, decoded])
-                self._by_raw[raw] = pair
-            ids.append(pair)
-        return self.sets(tuple(ids), ids) if ids else -1
+            raw = (key, amap[key].SerializeToString())
+            found = by_raw.get(raw)
+            if found is None:
+                pair = -1
+                if key != "_output_shapes":
+                    decoded = decode_attr(amap[key])
+                    pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
+                    if pair == len(self.pairs):
+                        self.pairs.append([key, decoded])
+                found = by_raw[raw] = (len(by_raw), pair)
+            raws.append(found[0])
+            if found[1] >= 0:
+                ids.append(found[1])
+        return (self.sets(tuple(ids), ids) if ids else -1), tuple(raws)
 
 
 def _op_notes(m: OpNode, data: dict[str, Any]) -> list[str]:
@@ -282,6 +287,7 @@ class _OpsData:
 
     def __init__(self, model: GraphModel, members: list[OpNode]) -> None:
         node = model.graph._node  # the node dicts themselves: networkx's view is slower
+        known = model.cached_outputs()
         self.members = members
         self.devices: list[str] = []
         self.dtypes: list[str] = []
@@ -292,19 +298,36 @@ class _OpsData:
         self.attrs = _AttrTable()
         self.outs = _Interner()
         by_info: dict[tuple[TensorInfo, ...], int] = {}  # outputs -> index in ``outs``
+        # An op's outputs follow from its type and attributes alone (shapes.node_outputs):
+        # worked out once per distinct pair, not once per op (a seventh of the page's build).
+        # They go to the model's cache as op_outputs would put them, for the edge labels.
+        by_attrs: dict[Any, tuple[list[TensorInfo], int, str]] = {}
         for j, m in enumerate(members):
             data = node[m.name]
             self.devices.append(data["device"] or "(no device)")
-            infos = model.op_outputs(m.name)
-            self.dtypes.append((infos[0].dtype if infos else None) or "(unknown)")
             node_def = data.get("node_def")
-            self.attr.append(self.attrs(node_def) if node_def is not None else -1)
-            key = tuple(infos)
-            index = by_info.get(key, -1) if key else -1
-            if key and index < 0:
-                index = by_info[key] = self.outs(tuple(
-                    (o.dtype, format_shape(o) or None) for o in infos))
-            self.out.append(index)
+            if node_def is not None:
+                attr, raws = self.attrs(node_def)
+            else:
+                attr, raws = -1, ()
+            self.attr.append(attr)
+            plain = node_def is not None and m.name not in known and "outputs" not in data
+            key = (node_def.op, raws) if plain else None
+            found = by_attrs.get(key) if plain else None
+            if found is None:
+                infos = model.op_outputs(m.name)
+                outs = tuple(infos)
+                index = by_info.get(outs, -1) if outs else -1
+                if outs and index < 0:
+                    index = by_info[outs] = self.outs(tuple(
+                        (o.dtype, format_shape(o) or None) for o in infos))
+                found = (infos, index, (infos[0].dtype if infos else None) or "(unknown)")
+                if plain:
+                    by_attrs[key] = found
+            else:
+                model.set_outputs(m.name, found[0])
+            self.out.append(found[1])
+            self.dtypes.append(found[2])
             if data.get("calls"):
                 self.calls[j] = list(data["calls"])
             notes = _op_notes(m, data)
