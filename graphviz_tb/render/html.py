@@ -58,11 +58,10 @@ from ..layout import (
     LABEL_H,
     PAD,
     PT,
+    Carried,
     GroupLayout,
     Stub,
-    carried_tensors,
-    edge_label,
-    edge_width,
+    edge_look,
     leaf_size,
 )
 from ..model import CONTROL, DATA, REF
@@ -465,7 +464,7 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        h, succ, options, ids = self.h, self.model.graph._succ, self.options, self.ids
+        succ, ids = self.model.graph._succ, self.ids
         # Op name -> member index, for the kept ops: one lookup per edge end, not two.
         op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels, widths = _Interner(), _Interner()  # NASNet-Large: 61,000 edges, 400 widths
@@ -488,19 +487,40 @@ class _Builder:
         ei: list[int] = []
         self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
         self.aggs: list[AggEdge] = []  # in their index order
+        # The tensors each edge carries are gathered in the one pass over its op edges; an
+        # edge carrying none (control only) is unlabelled and thin, looked at once.
+        none: tuple[int, int] | None = None
+        whole = self.keep is None
         for g in self.members:
             if not isinstance(g, Group):
                 continue
             gi = ids[g]
             items = sorted(g.edges.items(), key=lambda kv: (kv[0][0].name, kv[0][1].name))
             for (a, b), agg in items:
-                if a not in ids or b not in ids:
+                if not whole and (a not in ids or b not in ids):
                     continue
                 self.agg_index[id(agg.edges)] = len(ag)
                 self.aggs.append(agg)
-                tensors = carried_tensors(h, agg)
-                label = edge_label(h, agg, dtypes=options.dtypes,
-                                   tensors=tensors) if options.shapes else ""
+                start = len(es)
+                tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
+                for u, v, k in agg.edges:
+                    d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
+                    kind = d["kind"]
+                    if kind != CONTROL and d["tensor"] not in tensors:
+                        tensors[d["tensor"]] = (u, v, k)
+                    iu, iv = op_id.get(u), op_id.get(v)
+                    if iu is None or iv is None:
+                        continue
+                    es.append(iu)
+                    ed.append(iv)
+                    ec.append(_EDGE_KINDS[kind] | (4 if d["back"] else 0) | (
+                        d["src_output"] << 3))
+                    ei.append(d["dst_input"])
+                ae.append(len(es) - start)
+                if not tensors:
+                    look = none = none or self._look(agg, tensors, labels, widths)
+                else:
+                    look = self._look(agg, tensors, labels, widths)
                 counts = agg.counts
                 ag.append(gi)
                 a_src.append(ids[a])
@@ -509,25 +529,19 @@ class _Builder:
                 ac.append(counts[CONTROL])
                 ar.append(counts[REF])
                 ab.append(agg.back)
-                al.append(labels(label))
-                aw.append(widths(edge_width(h, agg, tensors)))
-                start = len(es)
-                for u, v, k in agg.edges:
-                    iu, iv = op_id.get(u), op_id.get(v)
-                    if iu is None or iv is None:
-                        continue
-                    d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
-                    code = _EDGE_KINDS[d["kind"]] | (4 if d["back"] else 0) | (
-                        d["src_output"] << 3)
-                    es.append(iu)
-                    ed.append(iv)
-                    ec.append(code)
-                    ei.append(d["dst_input"])
-                ae.append(len(es) - start)
+                al.append(look[0])
+                aw.append(look[1])
         return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
                 "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
                 "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
                 "carry": self._loop_carry()}
+
+    def _look(self, agg: AggEdge, tensors: Carried, labels: _Interner,
+              widths: _Interner) -> tuple[int, int]:
+        """An aggregated edge's label and width, interned, as the pictures draw them."""
+        label, width = edge_look(self.h, agg, shapes=self.options.shapes,
+                                 dtypes=self.options.dtypes, tensors=tensors)
+        return labels(label), widths(width)
 
     def _loop_carry(self) -> list[int]:
         """What a ``While`` loop carries between iterations, as dependencies for the page's trace
