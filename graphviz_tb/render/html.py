@@ -96,9 +96,8 @@ _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
 _PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out",
            "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae", "es", "ed", "ec", "ei",
            "carry")
-#: Array typecodes for integers, narrowest first, with the range each holds.
-_INT_CODES = tuple((code, -(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1)
-                   for code, size in (("b", 1), ("h", 2), ("i", 4)))
+#: Array typecodes for integers (int8, int16, int32), narrowest first.
+_INT_CODES = ("b", "h", "i")
 _PAGE_DATA = re.compile(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
                         re.DOTALL)
 
@@ -174,11 +173,17 @@ def _pack(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     for key in _PACKED:
         column = data[key]
-        lo, hi = (min(column), max(column)) if column else (0, 0)
-        code = next((c for c, low, high in _INT_CODES if low <= lo and hi <= high), None)
-        if code is not None:  # else beyond int32 (a hostile file's output slot): left as JSON
-            packed = _little_endian(array(code, column)).tobytes()
+        # The narrowest typecode that takes every value: array checks the range in C, where
+        # two passes for the minimum and the maximum cost as much again.
+        for code in _INT_CODES:
+            try:
+                values = array(code, column)
+            except OverflowError:
+                continue
+            packed = _little_endian(values).tobytes()
             out[key] = code + base64.b64encode(packed).decode("ascii")
+            break
+        # else beyond int32 (a hostile file's output slot): left as JSON
     return out
 
 
@@ -562,17 +567,18 @@ class _Builder:
         of the body and of the condition in the next iteration, and the condition's result
         decides every result of the loop."""
         graph, ops, ids = self.model.graph, self.h.ops, self.ids
+        node = graph._node  # the node dicts themselves: the view cost more than the rest
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
         for m in self.members:
             if isinstance(m, OpNode) and m.role == "retval":
-                data = graph.nodes[m.name]
+                data = node[m.name]
                 prefix = m.name.rpartition("/")[0]
                 if groups.get(prefix) == data.get("function") and "ret_index" in data:
                     results.setdefault(prefix, {})[data["ret_index"]] = ids[m]
         out: list[int] = []
         for m in self.members:
-            data = graph.nodes[m.name] if isinstance(m, OpNode) else None
+            data = node[m.name] if isinstance(m, OpNode) else None
             if not data or not data.get("calls") or data["node_def"] is None:
                 continue
             subs = {sub for sub, _ in call_targets(data["node_def"], self.model.functions)[0]}
