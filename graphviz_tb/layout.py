@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from . import engine
@@ -32,6 +33,7 @@ from .shapes import format_shape, tensor_bytes
 if TYPE_CHECKING:
     from .hierarchy import Hierarchy
     from .options import RenderOptions
+    from .shapes import TensorInfo
 
 __all__ = [
     "ARROW_SIZE",
@@ -46,6 +48,7 @@ __all__ = [
     "attach_label",
     "carried_tensors",
     "edge_label",
+    "edge_look",
     "edge_width",
     "group_dot",
     "layout_groups",
@@ -62,6 +65,8 @@ _BATCH = 64  # group layouts per engine call
 _CHAR = 0.58  # average glyph width / font size for Helvetica-ish fonts
 #: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
 MAX_EDGE_LABEL = 40
+#: An edge's width weighs at most this many of the tensors it carries.
+_WEIGHED = 64
 #: Graphviz's ``arrowsize`` of every edge: the layouts leave room for the arrowhead the
 #: drawing puts there, so each line runs into its arrowhead (the default size left a 4 pt gap).
 ARROW_SIZE = 0.6
@@ -173,22 +178,36 @@ def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False,
 
     Cut to :data:`MAX_EDGE_LABEL` characters here, where the layout sizes it, so a shape with
     thousands of dimensions neither widens the layout nor differs from what is drawn.
-    ``tensors`` is :func:`carried_tensors` when the caller has it already (the viewer labels
-    and weighs every edge of the graph: working it out twice cost a quarter of a second).
+    ``tensors`` is :func:`carried_tensors` when the caller has it already.
     """
-    label = _edge_label(h, agg, dtypes=dtypes, tensors=tensors)
-    return label if len(label) <= MAX_EDGE_LABEL else label[:MAX_EDGE_LABEL - 1] + "…"
-
-
-def _edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool, tensors: Carried | None) -> str:
     if agg.counts[DATA] + agg.counts[REF] == 0:
         return ""
     if tensors is None:
         tensors = carried_tensors(h, agg)
     if len(tensors) > 1:
-        return f"{len(tensors)} tensors"
+        return _cut(f"{len(tensors)} tensors")
     u, v, k = next(iter(tensors.values()))
-    return format_shape(h.model.edge_tensor(u, v, k), dtype=dtypes)
+    return _cut(format_shape(h.model.edge_tensor(u, v, k), dtype=dtypes))
+
+
+def _cut(label: str) -> str:
+    return label if len(label) <= MAX_EDGE_LABEL else label[:MAX_EDGE_LABEL - 1] + "…"
+
+
+def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool = False,
+              tensors: Carried | None = None) -> tuple[str, float]:
+    """:func:`edge_label` (empty without ``shapes``) and :func:`edge_width` at once, each
+    carried tensor described once for both: the viewer labels and weighs every edge of the
+    graph, and describing each tensor twice was a sixth of that."""
+    if tensors is None:
+        tensors = carried_tensors(h, agg)
+    edge_tensor = h.model.edge_tensor
+    infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)]
+    label = ""
+    if shapes and agg.counts[DATA] + agg.counts[REF]:
+        label = _cut(f"{len(tensors)} tensors" if len(tensors) > 1
+                     else format_shape(infos[0], dtype=dtypes))
+    return label, _width(infos)
 
 
 def tensor_lines(h: Hierarchy, agg: AggEdge, limit: int = 12) -> list[str]:
@@ -210,13 +229,14 @@ def edge_width(h: Hierarchy, agg: AggEdge, tensors: Carried | None = None) -> fl
     Not wider: Graphviz 7 and later pull a thick line's arrowhead back by its stroke (see
     :meth:`~graphviz_tb.engine.Engine.arrow_pullback`), and at 5 points the line then stopped
     13 points short of its target, too far for the eye to join them."""
-    total = 0
     if tensors is None:
         tensors = carried_tensors(h, agg)
-    for i, (u, v, k) in enumerate(tensors.values()):
-        if i == 64:
-            break
-        total += tensor_bytes(h.model.edge_tensor(u, v, k))
+    edge_tensor = h.model.edge_tensor
+    return _width([edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)])
+
+
+def _width(infos: list[TensorInfo | None]) -> float:
+    total = sum(tensor_bytes(info) for info in infos)
     if total <= 0:
         return 1.0
     return round(min(3.5, 1.0 + math.log10(max(total, 1)) / 3.2), 2)
@@ -242,9 +262,8 @@ def _laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
                ) -> tuple[AggEdge, str, float]:
     """An edge of a group's layout problem: its label and its width (the tensors it carries
     worked out once for both)."""
-    tensors = carried_tensors(h, agg)
-    label = edge_label(h, agg, dtypes=options.dtypes, tensors=tensors) if options.shapes else ""
-    return agg, label, edge_width(h, agg, tensors)
+    label, width = edge_look(h, agg, shapes=options.shapes, dtypes=options.dtypes)
+    return agg, label, width
 
 
 #: How hard the layout pulls a stub towards the end it stands beside (ordinary edges: 1).

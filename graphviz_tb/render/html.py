@@ -58,11 +58,10 @@ from ..layout import (
     LABEL_H,
     PAD,
     PT,
+    Carried,
     GroupLayout,
     Stub,
-    carried_tensors,
-    edge_label,
-    edge_width,
+    edge_look,
     leaf_size,
 )
 from ..model import CONTROL, DATA, REF
@@ -97,9 +96,8 @@ _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
 _PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out",
            "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae", "es", "ed", "ec", "ei",
            "carry")
-#: Array typecodes for integers, narrowest first, with the range each holds.
-_INT_CODES = tuple((code, -(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1)
-                   for code, size in (("b", 1), ("h", 2), ("i", 4)))
+#: Array typecodes for integers (int8, int16, int32), narrowest first.
+_INT_CODES = ("b", "h", "i")
 _PAGE_DATA = re.compile(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
                         re.DOTALL)
 
@@ -175,11 +173,17 @@ def _pack(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     for key in _PACKED:
         column = data[key]
-        lo, hi = (min(column), max(column)) if column else (0, 0)
-        code = next((c for c, low, high in _INT_CODES if low <= lo and hi <= high), None)
-        if code is not None:  # else beyond int32 (a hostile file's output slot): left as JSON
-            packed = _little_endian(array(code, column)).tobytes()
+        # The narrowest typecode that takes every value: array checks the range in C, where
+        # two passes for the minimum and the maximum cost as much again.
+        for code in _INT_CODES:
+            try:
+                values = array(code, column)
+            except OverflowError:
+                continue
+            packed = _little_endian(values).tobytes()
             out[key] = code + base64.b64encode(packed).decode("ascii")
+            break
+        # else beyond int32 (a hostile file's output slot): left as JSON
     return out
 
 
@@ -238,28 +242,33 @@ class _AttrTable:
     def __init__(self) -> None:
         self.pairs: list[list[Any]] = []
         self.sets = _Interner()
-        self._by_raw: dict[tuple[str, bytes], int] = {}
+        #: Serialized attribute -> (its id among the serialized forms, its pair or -1).
+        self._by_raw: dict[tuple[str, bytes], tuple[int, int]] = {}
         self._by_value: dict[tuple[str, str], int] = {}
 
-    def __call__(self, node_def: Any) -> int:
-        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or
-        -1 for none."""
+    def __call__(self, node_def: Any) -> tuple[int, tuple[int, ...]]:
+        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or -1
+        for none; and the ids of its attributes' serialized forms, ``_output_shapes``
+        included: two NodeDefs of one op type with equal ids have equal outputs."""
         amap = node_def.attr
         ids = []
+        raws = []
+        by_raw = self._by_raw
         for key in sorted(amap):
-            if key == "_output_shapes":
-                continue
-            value = amap[key]
-            raw = (key, value.SerializeToString())
-            pair = self._by_raw.get(raw)
-            if pair is None:
-                decoded = decode_attr(value)
-                pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
-                if pair == len(self.pairs):
-                    self.pairs.append([key, decoded])
-                self._by_raw[raw] = pair
-            ids.append(pair)
-        return self.sets(tuple(ids), ids) if ids else -1
+            raw = (key, amap[key].SerializeToString())
+            found = by_raw.get(raw)
+            if found is None:
+                pair = -1
+                if key != "_output_shapes":
+                    decoded = decode_attr(amap[key])
+                    pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
+                    if pair == len(self.pairs):
+                        self.pairs.append([key, decoded])
+                found = by_raw[raw] = (len(by_raw), pair)
+            raws.append(found[0])
+            if found[1] >= 0:
+                ids.append(found[1])
+        return (self.sets(tuple(ids), ids) if ids else -1), tuple(raws)
 
 
 def _op_notes(m: OpNode, data: dict[str, Any]) -> list[str]:
@@ -282,6 +291,7 @@ class _OpsData:
 
     def __init__(self, model: GraphModel, members: list[OpNode]) -> None:
         node = model.graph._node  # the node dicts themselves: networkx's view is slower
+        known = model.cached_outputs()
         self.members = members
         self.devices: list[str] = []
         self.dtypes: list[str] = []
@@ -292,19 +302,36 @@ class _OpsData:
         self.attrs = _AttrTable()
         self.outs = _Interner()
         by_info: dict[tuple[TensorInfo, ...], int] = {}  # outputs -> index in ``outs``
+        # An op's outputs follow from its type and attributes alone (shapes.node_outputs):
+        # worked out once per distinct pair, not once per op (a seventh of the page's build).
+        # They go to the model's cache as op_outputs would put them, for the edge labels.
+        by_attrs: dict[Any, tuple[list[TensorInfo], int, str]] = {}
         for j, m in enumerate(members):
             data = node[m.name]
             self.devices.append(data["device"] or "(no device)")
-            infos = model.op_outputs(m.name)
-            self.dtypes.append((infos[0].dtype if infos else None) or "(unknown)")
             node_def = data.get("node_def")
-            self.attr.append(self.attrs(node_def) if node_def is not None else -1)
-            key = tuple(infos)
-            index = by_info.get(key, -1) if key else -1
-            if key and index < 0:
-                index = by_info[key] = self.outs(tuple(
-                    (o.dtype, format_shape(o) or None) for o in infos))
-            self.out.append(index)
+            if node_def is not None:
+                attr, raws = self.attrs(node_def)
+            else:
+                attr, raws = -1, ()
+            self.attr.append(attr)
+            plain = node_def is not None and m.name not in known and "outputs" not in data
+            key = (node_def.op, raws) if plain else None
+            found = by_attrs.get(key) if plain else None
+            if found is None:
+                infos = model.op_outputs(m.name)
+                outs = tuple(infos)
+                index = by_info.get(outs, -1) if outs else -1
+                if outs and index < 0:
+                    index = by_info[outs] = self.outs(tuple(
+                        (o.dtype, format_shape(o) or None) for o in infos))
+                found = (infos, index, (infos[0].dtype if infos else None) or "(unknown)")
+                if plain:
+                    by_attrs[key] = found
+            else:
+                model.set_outputs(m.name, found[0])
+            self.out.append(found[1])
+            self.dtypes.append(found[2])
             if data.get("calls"):
                 self.calls[j] = list(data["calls"])
             notes = _op_notes(m, data)
@@ -393,17 +420,20 @@ class _Builder:
         labels: dict[int, str] = {}
         captions: dict[int, str] = {}
         functions: dict[int, str] = {}
+        # An op's box depends only on its label and type (layout.leaf_size): sized once per
+        # distinct pair (NASNet-Large's 65,000 ops have 750 or 2,900), its size interned with it.
+        op_box: dict[tuple[str, str], tuple[int, str]] = {}
         ids, k = self.ids, 0
         for i, m in enumerate(self.members):
-            lines: tuple[str, ...] = ("",)  # the root's
-            if i:
-                nb[i], ns[i] = self._name_parts(m)
-                w, hh, lines = leaf_size(m)
-                parent[i] = ids[m.parent]  # type: ignore[index]
-                sz[i] = sizes((round(w / PT, 3), round(hh / PT, 3)))
-                if lines[0] != ns[i]:
-                    labels[i] = lines[0]
             if isinstance(m, Group):
+                lines: tuple[str, ...] = ("",)  # the root's
+                if i:
+                    nb[i], ns[i] = self._name_parts(m)
+                    parent[i] = ids[m.parent]  # type: ignore[index]
+                    w, hh, lines = leaf_size(m)
+                    sz[i] = sizes((round(w / PT, 3), round(hh / PT, 3)))
+                    if lines[0] != ns[i]:
+                        labels[i] = lines[0]
                 kind[i] = _KINDS.get(m.kind, 2)
                 t = rank.get(templates.shown(m))
                 if t is not None:
@@ -415,7 +445,17 @@ class _Builder:
                 if m.function:
                     functions[i] = m.function
                 continue
+            nb[i], ns[i] = self._name_parts(m)
+            parent[i] = ids[m.parent]  # type: ignore[index]
             assert isinstance(m, OpNode)
+            box = op_box.get((m.label, m.op))
+            if box is None:
+                w, hh, lines = leaf_size(m)
+                box = op_box[(m.label, m.op)] = (
+                    sizes((round(w / PT, 3), round(hh / PT, 3))), lines[0])
+            sz[i] = box[0]
+            if box[1] != ns[i]:
+                labels[i] = box[1]
             kind[i], typ[i] = -_ROLES.get(m.role, 0), op_i[m.op]
             dev[i], dt[i] = dev_i[ops.devices[k]], dt_i[ops.dtypes[k]]
             attr[i], out[i] = ops.attr[k], ops.out[k]
@@ -442,7 +482,7 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        h, succ, options, ids = self.h, self.model.graph._succ, self.options, self.ids
+        succ, ids = self.model.graph._succ, self.ids
         # Op name -> member index, for the kept ops: one lookup per edge end, not two.
         op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels, widths = _Interner(), _Interner()  # NASNet-Large: 61,000 edges, 400 widths
@@ -465,19 +505,40 @@ class _Builder:
         ei: list[int] = []
         self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
         self.aggs: list[AggEdge] = []  # in their index order
+        # The tensors each edge carries are gathered in the one pass over its op edges; an
+        # edge carrying none (control only) is unlabelled and thin, looked at once.
+        none: tuple[int, int] | None = None
+        whole = self.keep is None
         for g in self.members:
             if not isinstance(g, Group):
                 continue
             gi = ids[g]
             items = sorted(g.edges.items(), key=lambda kv: (kv[0][0].name, kv[0][1].name))
             for (a, b), agg in items:
-                if a not in ids or b not in ids:
+                if not whole and (a not in ids or b not in ids):
                     continue
                 self.agg_index[id(agg.edges)] = len(ag)
                 self.aggs.append(agg)
-                tensors = carried_tensors(h, agg)
-                label = edge_label(h, agg, dtypes=options.dtypes,
-                                   tensors=tensors) if options.shapes else ""
+                start = len(es)
+                tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
+                for u, v, k in agg.edges:
+                    d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
+                    kind = d["kind"]
+                    if kind != CONTROL and d["tensor"] not in tensors:
+                        tensors[d["tensor"]] = (u, v, k)
+                    iu, iv = op_id.get(u), op_id.get(v)
+                    if iu is None or iv is None:
+                        continue
+                    es.append(iu)
+                    ed.append(iv)
+                    ec.append(_EDGE_KINDS[kind] | (4 if d["back"] else 0) | (
+                        d["src_output"] << 3))
+                    ei.append(d["dst_input"])
+                ae.append(len(es) - start)
+                if not tensors:
+                    look = none = none or self._look(agg, tensors, labels, widths)
+                else:
+                    look = self._look(agg, tensors, labels, widths)
                 counts = agg.counts
                 ag.append(gi)
                 a_src.append(ids[a])
@@ -486,25 +547,19 @@ class _Builder:
                 ac.append(counts[CONTROL])
                 ar.append(counts[REF])
                 ab.append(agg.back)
-                al.append(labels(label))
-                aw.append(widths(edge_width(h, agg, tensors)))
-                start = len(es)
-                for u, v, k in agg.edges:
-                    iu, iv = op_id.get(u), op_id.get(v)
-                    if iu is None or iv is None:
-                        continue
-                    d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
-                    code = _EDGE_KINDS[d["kind"]] | (4 if d["back"] else 0) | (
-                        d["src_output"] << 3)
-                    es.append(iu)
-                    ed.append(iv)
-                    ec.append(code)
-                    ei.append(d["dst_input"])
-                ae.append(len(es) - start)
+                al.append(look[0])
+                aw.append(look[1])
         return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
                 "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
                 "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
                 "carry": self._loop_carry()}
+
+    def _look(self, agg: AggEdge, tensors: Carried, labels: _Interner,
+              widths: _Interner) -> tuple[int, int]:
+        """An aggregated edge's label and width, interned, as the pictures draw them."""
+        label, width = edge_look(self.h, agg, shapes=self.options.shapes,
+                                 dtypes=self.options.dtypes, tensors=tensors)
+        return labels(label), widths(width)
 
     def _loop_carry(self) -> list[int]:
         """What a ``While`` loop carries between iterations, as dependencies for the page's trace
@@ -512,17 +567,18 @@ class _Builder:
         of the body and of the condition in the next iteration, and the condition's result
         decides every result of the loop."""
         graph, ops, ids = self.model.graph, self.h.ops, self.ids
+        node = graph._node  # the node dicts themselves: the view cost more than the rest
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
         for m in self.members:
             if isinstance(m, OpNode) and m.role == "retval":
-                data = graph.nodes[m.name]
+                data = node[m.name]
                 prefix = m.name.rpartition("/")[0]
                 if groups.get(prefix) == data.get("function") and "ret_index" in data:
                     results.setdefault(prefix, {})[data["ret_index"]] = ids[m]
         out: list[int] = []
         for m in self.members:
-            data = graph.nodes[m.name] if isinstance(m, OpNode) else None
+            data = node[m.name] if isinstance(m, OpNode) else None
             if not data or not data.get("calls") or data["node_def"] is None:
                 continue
             subs = {sub for sub, _ in call_targets(data["node_def"], self.model.functions)[0]}
