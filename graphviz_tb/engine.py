@@ -82,10 +82,16 @@ class Engine:
         for a line ``width`` wide: Graphviz 7 and later pull it back by the mitre of its
         stroke, so the visible point lands on the outline (half the width over the sine of
         the arrowhead's half-angle, whose tangent is 0.35); 2.43 draws it at the point."""
-        major = re.match(r"\d+", str(self.describe().get("graphviz", self.version())))
-        if major is None or int(major.group()) < 7:
+        if self._graphviz_major < 7:
             return 0.0
         return width / 2 * math.hypot(1, 0.35) / 0.35
+
+    @functools.cached_property
+    def _graphviz_major(self) -> int:
+        """The major release of the Graphviz this implements (0 if unknown): asked once, not
+        once per straight edge of a row layout."""
+        major = re.match(r"\d+", str(self.describe().get("graphviz", self.version())))
+        return int(major.group()) if major else 0
 
     def layout(self, sources: list[str]) -> list[dict]:
         """Lay out each DOT text with ``dot``; one parsed ``json0`` object per source.

@@ -47,9 +47,7 @@ __all__ = [
     "Wire",
     "attach_label",
     "carried_tensors",
-    "edge_label",
     "edge_look",
-    "edge_width",
     "group_dot",
     "layout_groups",
     "leaf_size",
@@ -172,41 +170,28 @@ def carried_tensors(h: Hierarchy, agg: AggEdge) -> Carried:
     return out
 
 
-def edge_label(h: Hierarchy, agg: AggEdge, *, dtypes: bool = False,
-               tensors: Carried | None = None) -> str:
-    """``?×784`` for one tensor, ``3 tensors`` for several, nothing for control-only edges.
-
-    Cut to :data:`MAX_EDGE_LABEL` characters here, where the layout sizes it, so a shape with
-    thousands of dimensions neither widens the layout nor differs from what is drawn.
-    ``tensors`` is :func:`carried_tensors` when the caller has it already.
-    """
-    if agg.counts[DATA] + agg.counts[REF] == 0:
-        return ""
-    if tensors is None:
-        tensors = carried_tensors(h, agg)
-    if len(tensors) > 1:
-        return _cut(f"{len(tensors)} tensors")
-    u, v, k = next(iter(tensors.values()))
-    return _cut(format_shape(h.model.edge_tensor(u, v, k), dtype=dtypes))
-
-
-def _cut(label: str) -> str:
-    return label if len(label) <= MAX_EDGE_LABEL else label[:MAX_EDGE_LABEL - 1] + "…"
-
-
 def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool = False,
               tensors: Carried | None = None) -> tuple[str, float]:
-    """:func:`edge_label` (empty without ``shapes``) and :func:`edge_width` at once, each
-    carried tensor described once for both: the viewer labels and weighs every edge of the
-    graph, and describing each tensor twice was a sixth of that."""
+    """An edge's label and line width, each carried tensor described once for both (the
+    viewer labels and weighs every edge of the graph).  ``tensors`` is
+    :func:`carried_tensors` when the caller has it already.
+
+    The label is ``?×784`` for one tensor, ``3 tensors`` for several, nothing for
+    control-only edges or without ``shapes``; cut to :data:`MAX_EDGE_LABEL` characters here,
+    where the layout sizes it, so a shape with thousands of dimensions neither widens the
+    layout nor differs from what is drawn.  The width comes from the bytes carried (see
+    :func:`_width`).
+    """
     if tensors is None:
         tensors = carried_tensors(h, agg)
     edge_tensor = h.model.edge_tensor
     infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)]
     label = ""
     if shapes and agg.counts[DATA] + agg.counts[REF]:
-        label = _cut(f"{len(tensors)} tensors" if len(tensors) > 1
-                     else format_shape(infos[0], dtype=dtypes))
+        label = (f"{len(tensors)} tensors" if len(tensors) > 1
+                 else format_shape(infos[0], dtype=dtypes))
+        if len(label) > MAX_EDGE_LABEL:
+            label = label[:MAX_EDGE_LABEL - 1] + "…"
     return label, _width(infos)
 
 
@@ -222,20 +207,11 @@ def tensor_lines(h: Hierarchy, agg: AggEdge, limit: int = 12) -> list[str]:
     return lines
 
 
-def edge_width(h: Hierarchy, agg: AggEdge, tensors: Carried | None = None) -> float:
-    """Line width from the bytes of the distinct tensors carried (log scale, 1 at a byte to
-    3.5 at 100 MB); ``tensors`` as for :func:`edge_label`.
-
-    Not wider: Graphviz 7 and later pull a thick line's arrowhead back by its stroke (see
-    :meth:`~graphviz_tb.engine.Engine.arrow_pullback`), and at 5 points the line then stopped
-    13 points short of its target, too far for the eye to join them."""
-    if tensors is None:
-        tensors = carried_tensors(h, agg)
-    edge_tensor = h.model.edge_tensor
-    return _width([edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)])
-
-
 def _width(infos: list[TensorInfo | None]) -> float:
+    """Line width from the bytes of the tensors described (log scale, 1 at a byte to 3.5 at
+    100 MB).  Not wider: Graphviz 7 and later pull a thick line's arrowhead back by its stroke
+    (see :meth:`~graphviz_tb.engine.Engine.arrow_pullback`), and at 5 points the line then
+    stopped 13 points short of its target, too far for the eye to join them."""
     total = sum(tensor_bytes(info) for info in infos)
     if total <= 0:
         return 1.0

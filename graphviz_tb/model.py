@@ -450,8 +450,8 @@ def _acyclic(succ: dict, loops: set[str], order: Iterable[str] | None = None) ->
     That holds in any order of the nodes; ``order`` gives a better one than the graph's where
     there is (function bodies placed at their calls), and the nodes it leaves out come first.
     """
-    position = {n: i for i, n in enumerate(order)} if order is not None else {}
-    if len(position) != len(succ):
+    position = {n: i for i, n in enumerate(succ if order is None else order)}
+    if len(position) != len(succ):  # the ops the order leaves out (missing inputs)
         first = [n for n in succ if n not in position]
         position = {n: i for i, n in enumerate(first + list(position))}
     heads: list[str] = []

@@ -294,7 +294,7 @@ def _graphs_with_calls(draw: st.DrawFn) -> Any:
         call.attr["f"].func.name = "f"
     users = draw(st.lists(st.integers(0, len(names) - 1), max_size=3))
     for i in users:  # consumers of a call's output, before or after it
-        gd.node[i].input.append(f"{draw(st.sampled_from(names))}")
+        gd.node[i].input.append(draw(st.sampled_from(names)))
     return gd
 
 
