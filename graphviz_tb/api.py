@@ -36,7 +36,8 @@ class Graph:
     Attributes
     ----------
     model:
-        The op graph (:class:`graphviz_tb.model.GraphModel`, a networkx MultiDiGraph inside).
+        The op graph (:class:`graphviz_tb.model.GraphModel`; its ``graph`` is a networkx
+        MultiDiGraph).
     discovery:
         Every graph the input holds; ``index`` says which one this is.
     cost:
@@ -390,7 +391,7 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     >>> g = graphviz_tb.load("samples/mnist_tf1.pb")  # doctest: +SKIP
     >>> g.info()["nodes"]  # doctest: +SKIP
     """
-    # The readers and the model (protobuf, networkx) are imported when a graph is loaded.
+    # The readers and the model (protobuf) are imported when a graph is loaded.
     from .functions import build_model
     from .readers import discover, discover_object, select
     from .resources import check_load, graph_cost

@@ -164,7 +164,7 @@ class _Matcher:
         if self._bodies is None:
             self._bodies = defaultdict(list)
             groups = self.model.function_groups
-            graph = self.model.graph
+            graph = self.model.g
             for name, data in graph.nodes(data=True):
                 if data.get("function") is None:
                     continue
@@ -180,7 +180,7 @@ class _Matcher:
         """Every ``/``-ended tail of every op's name -> the ops with that tail."""
         if self._suffixes is None:
             self._suffixes = defaultdict(list)
-            for name in self.model.graph:
+            for name in self.model.g:
                 cut = name.find("/")
                 while cut >= 0:
                     self._suffixes[name[cut + 1:]].append(name)
@@ -188,7 +188,7 @@ class _Matcher:
         return self._suffixes
 
     def find(self, run: NodeRun) -> str | None:
-        graph = self.model.graph
+        graph = self.model.g
         if run.name in graph and graph.nodes[run.name]["role"] != "missing":
             return run.name
         candidates = self.bodies().get(run.name, ())

@@ -121,7 +121,7 @@ class _Body:
 
     def _unique(self, name: str, taken: set[str]) -> str:
         full = self.prefix + name
-        while name in taken or full in self.model.graph:
+        while name in taken or full in self.model.g:
             name += "_"
             full = self.prefix + name
         taken.add(name)
@@ -203,7 +203,7 @@ class _Body:
 
 def _call_io(model: GraphModel, call: str) -> tuple[list[tuple[str, int]], dict[int, list]]:
     """The tensors a call consumes (by data input position) and its consumers per output."""
-    g = model.graph
+    g = model.g
     ins = sorted(
         ((d["dst_input"], d["tensor"]) for _, _, d in g.in_edges(call, data=True)
          if d["kind"] != CONTROL),
@@ -246,7 +246,7 @@ class _Inliner:
         return body
 
     def open_call(self, call: str, stack: tuple[str, ...]) -> None:
-        g, model = self.model.graph, self.model
+        g, model = self.model.g, self.model
         node_def = g.nodes[call]["node_def"]
         targets, offset = call_targets(node_def, model.functions)
         ins, outs = _call_io(model, call)
@@ -277,7 +277,7 @@ class _Inliner:
             g.remove_edges_from([(call, v, k) for vs in outs.values() for v, k, _ in vs])
 
     def _wire_outputs(self, call: str, body: _Body, outs: dict[int, list]) -> bool:
-        g = self.model.graph
+        g = self.model.g
         for j, ret in enumerate(body.ret_nodes):
             for v, k, d in outs.get(j, ()):
                 g.add_edge(ret, v, key=k, **{**d, "tensor": (call, j)})
@@ -314,7 +314,7 @@ def inline_calls(model: GraphModel, builder: ModelBuilder, names: list[str],
     Returns the ops in an order where nearly every edge points forward (see
     :meth:`_Inliner.order`)."""
     inliner = _Inliner(model, builder, options)
-    nodes, library = model.graph._node, model.functions  # the node dicts: a loop over all ops
+    nodes, library = model.g._node, model.functions  # the node dicts: a loop over all ops
     calling = inliner.calling
     for n in names:
         data = nodes[n]

@@ -31,9 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
-
-from .model import CONTROL, GraphModel
+from .model import CONTROL, GraphModel, OpGraph
 from .shapes import format_shape
 
 __all__ = ["ADDED", "CHANGED", "REMOVED", "STATUSES", "UNCHANGED", "GraphDiff", "OpChange",
@@ -85,7 +83,7 @@ class GraphDiff:
 
     def status(self) -> dict[str, str]:
         """Every new op's status, by new name (removed ops are not in the new graph)."""
-        out = dict.fromkeys(self.new.graph, UNCHANGED)
+        out = dict.fromkeys(self.new.g, UNCHANGED)
         out.update(dict.fromkeys(self.added, ADDED))
         out.update((c.new, CHANGED) for c in self.changed)
         return out
@@ -149,7 +147,7 @@ def _by_scope(names: list[str], side: GraphModel) -> list[tuple[str, int]]:
         return []
     total: Counter[str] = Counter()
     hit: Counter[str] = Counter()
-    for name in side.graph:
+    for name in side.g:
         for scope in _scopes(name):
             total[scope] += 1
             hit[scope] += name in chosen
@@ -176,7 +174,7 @@ class _Side:
 
     def __init__(self, model: GraphModel) -> None:
         self.model = model
-        g = model.graph
+        g = model.g
         self.type: dict[str, str] = {n: d["op"] for n, d in g._node.items()}
         self.inputs: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)
         self.control: dict[str, set[str]] = defaultdict(set)
@@ -195,7 +193,7 @@ class _Side:
 
     def _signatures(self) -> dict[str, int]:
         """Op type refined by the types around it, ``_ROUNDS`` steps out, names ignored."""
-        g = self.model.graph
+        g = self.model.g
         label = {n: zlib.crc32(t.encode()) for n, t in self.type.items()}
         around = [(n, [u for _, (u, _o) in sorted(self.inputs[n].items())], list(g._succ[n]))
                   for n in g]
@@ -220,8 +218,8 @@ class _Side:
         """Are the two ops' attributes equal as stored?  Most are, and comparing the
         protobuf values is far cheaper than decoding them; unequal ones are decoded and
         compared by :meth:`attrs`."""
-        x = self.model.graph._node[name].get("node_def")
-        y = other.model.graph._node[other_name].get("node_def")
+        x = self.model.g._node[name].get("node_def")
+        y = other.model.g._node[other_name].get("node_def")
         if x is None or y is None:
             return x is y
         return x.attr.keys() == y.attr.keys() and all(x.attr[k] == y.attr[k] for k in x.attr)
@@ -229,8 +227,8 @@ class _Side:
     def same_outputs(self, name: str, other: _Side, other_name: str, same_attrs: bool) -> bool:
         """Equal stored attributes (``_output_shapes`` among them) mean equal outputs, unless
         shape inference has replaced what the file said; otherwise they are compared."""
-        return (same_attrs and "outputs" not in self.model.graph._node[name]
-                and "outputs" not in other.model.graph._node[other_name]) or (
+        return (same_attrs and "outputs" not in self.model.g._node[name]
+                and "outputs" not in other.model.g._node[other_name]) or (
             self.model.op_outputs(name) == other.model.op_outputs(other_name))
 
 
@@ -252,8 +250,8 @@ def diff_models(old: GraphModel, new: GraphModel) -> GraphDiff:
     pairs = _match(a, b)
     d = GraphDiff(old, new, pairs)
     paired_new = set(pairs.values())
-    d.removed = sorted(n for n in old.graph if n not in pairs)
-    d.added = sorted(n for n in new.graph if n not in paired_new)
+    d.removed = sorted(n for n in old.g if n not in pairs)
+    d.added = sorted(n for n in new.g if n not in paired_new)
     for o in sorted(pairs):
         n = pairs[o]
         what = _changes(a, b, o, n, pairs, paired_new)
@@ -453,8 +451,8 @@ def _changes(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str],
             x, y = attrs_o.get(key), attrs_n.get(key)
             if x != y:
                 what.append(f"attr {key}: {_quote(x)} -> {_quote(y)}")
-    dev_o = a.model.graph.nodes[o]["device"]
-    dev_n = b.model.graph.nodes[n]["device"]
+    dev_o = a.model.g.nodes[o]["device"]
+    dev_n = b.model.g.nodes[n]["device"]
     if dev_o != dev_n:
         what.append(f"device: {dev_o or '(none)'} -> {dev_n or '(none)'}")
     if not a.same_outputs(o, b, n, same):
@@ -540,7 +538,7 @@ def _removed_scopes(d: GraphDiff) -> set[str]:
         return set()
     total: Counter[str] = Counter()
     hit: Counter[str] = Counter()
-    for name in d.old.graph:
+    for name in d.old.g:
         for scope in _scopes(name):
             total[scope] += 1
             hit[scope] += name in removed
@@ -548,21 +546,21 @@ def _removed_scopes(d: GraphDiff) -> set[str]:
 
 
 def _merge(d: GraphDiff) -> GraphModel:
-    g = nx.MultiDiGraph()
+    g = OpGraph()
     new, old = d.new, d.old
     status = d.status()
     what = {c.new: c.what for c in d.changed}
     back = {n: o for o, n in d.pairs.items()}
-    for name, data in new.graph._node.items():
+    for name, data in new.g._node.items():
         g.add_node(name, **{**data, "diff": status[name], "diff_what": what.get(name, []),
                             "diff_old": back.get(name)})
         if name in what:  # what it was: shown beside what it is
             before = back[name]
             g.nodes[name]["diff_before"] = {
-                "op": old.graph.nodes[before]["op"], "device": old.graph.nodes[before]["device"],
+                "op": old.g.nodes[before]["op"], "device": old.g.nodes[before]["device"],
                 "attrs": old.attrs(before)}
     place: dict[str, str] = {o: n for o, n in d.pairs.items()}
-    taken = set(new.graph)
+    taken = set(new.g)
     scopes = {s for n in taken for s in _scopes(n)} if d.removed else set()
     gone = _removed_scopes(d)
     for name in d.removed:
@@ -571,7 +569,7 @@ def _merge(d: GraphDiff) -> GraphModel:
         while merged in g:
             merged, k = f"{name} (removed {k})", k + 1
         place[name] = merged
-        g.add_node(merged, **{**old.graph.nodes[name], "diff": REMOVED, "diff_what": [],
+        g.add_node(merged, **{**old.g.nodes[name], "diff": REMOVED, "diff_what": [],
                               "diff_old": name})
     added_edges = {(u, v) for u, v, _ in d.edges_added}
     for u, v, k, data in new.iter_edges():

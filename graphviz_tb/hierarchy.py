@@ -368,7 +368,7 @@ class Hierarchy:
         """
         group.children  # noqa: B018  (its series made first: they change what meets in it)
         meet = self.meetings()
-        ops, succ, pairs, edges = self.ops, self.model.graph._succ, meet.pairs, {}
+        ops, succ, pairs, edges = self.ops, self.model.g._succ, meet.pairs, {}
         for i in meet.of(group):
             u, v = pairs[i]
             a, b = _child_of(group, ops[u]), _child_of(group, ops[v])
@@ -380,7 +380,7 @@ class Hierarchy:
     def order(self) -> dict[str, int]:
         """Each op's position in the model (edge aggregation visits ops in this order)."""
         if self._order is None:
-            self._order = {name: i for i, name in enumerate(self.model.graph._succ)}
+            self._order = {name: i for i, name in enumerate(self.model.g._succ)}
         return self._order
 
     def complete(self) -> None:
@@ -442,7 +442,7 @@ def _build_scopes(h: Hierarchy) -> None:
     callers: list[tuple[str, list[str]]] = []
     by_scope: dict[str, Group] = {"": h.root}
     ops = h.ops
-    for name, data in h.model.graph._node.items():  # the node dict itself: no view overhead
+    for name, data in h.model.g._node.items():  # the node dict itself: no view overhead
         if "//" not in name and name[:1] != "/" and name[-1:] != "/":
             scope, _, label = name.rpartition("/")
             path = name
@@ -727,14 +727,14 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
     ops = h.ops
     if top is None or top is h.root:
         top = h.root
-        names: Iterable[str] = h.model.graph._succ
+        names: Iterable[str] = h.model.g._succ
         inside: Container[str] = ops
     else:
         inside = set(_op_names(top))
         names = sorted(inside, key=h.order().__getitem__)
     found: dict[Group, dict[tuple[Member, Member], AggEdge]] = {top: {}}
     found.update((m, {}) for m in top.walk() if isinstance(m, Group))
-    succ = h.model.graph._succ
+    succ = h.model.g._succ
     for u in names:  # per (u, v) pair: one walk up the tree
         a0 = ops[u]
         for v, keydict in succ[u].items():
@@ -822,7 +822,7 @@ class Meetings:
 
     def __init__(self, h: Hierarchy) -> None:
         _fix_depths(h.root)  # the walk up to the lowest common group compares depths
-        ops, succ = h.ops, h.model.graph._succ
+        ops, succ = h.ops, h.model.g._succ
         pairs: list[tuple[str, str]] = []
         closing: set[int] = set()
         at: dict[Group, list[int]] = defaultdict(list)
@@ -922,7 +922,7 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member]
                ) -> tuple[set[int], set[int]]:
     """Which children take data from outside the group (or hold a data source), and which
     feed data out of it."""
-    graph = h.model.graph
+    graph = h.model.g
     nodes, succ, pred = graph._node, graph._succ, graph._pred
     if group is h.root:
         # Nothing lies outside the root: data enters at its sources only, and leaves nowhere;
@@ -965,7 +965,7 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member]
 def _is_parameter(h: Hierarchy, op: str, output: int) -> bool:
     """Is this op output a parameter (a constant, a variable, a resource handle) rather than
     data flowing through the model?"""
-    if h.model.graph._node[op]["op"] in _PARAMETER_OPS:
+    if h.model.g._node[op]["op"] in _PARAMETER_OPS:
         return True
     info = h.model.tensor(op, output)
     return info is not None and info.dtype == "resource"

@@ -117,7 +117,7 @@ def input_edges(model: GraphModel, name: str) -> tuple[InputEdge, ...]:
     edges = [
         InputEdge(d["dst_input"], u, d["src_output"], d["kind"],
                   model.edge_tensor(u, name, k))
-        for u, _, k, d in model.graph.in_edges(name, keys=True, data=True)
+        for u, _, k, d in model.g.in_edges(name, keys=True, data=True)
     ]
     return tuple(sorted(edges, key=lambda e: (e.kind == CONTROL, e.slot, e.src)))
 
@@ -453,7 +453,7 @@ def _pin_inputs(tf: Any, graph_def: Any, model: GraphModel,
 
 def _recorded(model: GraphModel, name: str) -> list[TensorInfo]:
     """What the file itself says of an op's outputs (as the model first read it)."""
-    data = model.graph.nodes[name]
+    data = model.g.nodes[name]
     if "outputs" in data:
         return data["outputs"]
     return node_outputs(data["node_def"]) if data["node_def"] is not None else []
@@ -461,7 +461,7 @@ def _recorded(model: GraphModel, name: str) -> list[TensorInfo]:
 
 def _reset_model(model: GraphModel, *, stale: bool) -> None:
     """Undo an earlier run (marks, inferred shapes); with ``stale``, forget recorded shapes."""
-    g = model.graph
+    g = model.g
     rerun = g.graph.get("shapes_inferred", False)
     g.graph["shapes_inferred"] = True
     for name, data in g.nodes(data=True):
@@ -500,7 +500,7 @@ class _Run:
     def top_level(self) -> None:
         result = self.importer.run()
         for name, infos in result.infos.items():
-            if name in self.model.graph and "function" not in self.model.graph.nodes[name]:
+            if name in self.model.g and "function" not in self.model.g.nodes[name]:
                 self._set(name, infos)
         self.handles.update(result.handles)
         self._culprits("", result.culprits, "")
@@ -515,7 +515,7 @@ class _Run:
         names = []
         for local, message in culprits:
             name = prefix + local
-            if name in self.model.graph:
+            if name in self.model.g:
                 names.append(name)
                 self.messages[name] = message
         self.scope_culprits[group] = names
@@ -545,7 +545,7 @@ class _Run:
     def _call_of(self, group: str) -> tuple[str | None, int]:
         """The call op that opened ``group`` (``call`` or ``call/body``), and how many of its
         inputs precede the function arguments; None for a library-only function."""
-        g = self.model.graph
+        g = self.model.g
         for call in (group, group.rpartition("/")[0]):
             if call in g and g.nodes[call].get("calls"):
                 node_def = g.nodes[call]["node_def"]
@@ -555,7 +555,7 @@ class _Run:
     def _arg_nodes(self, prefix: str, role: str, attr: str,
                    args: Sequence[Any]) -> list[str | None]:
         """Model names of a body's ``_Arg``/``_Retval`` nodes (renamed with ``_`` on clashes)."""
-        g = self.model.graph
+        g = self.model.g
         found: list[str | None] = []
         for i, arg in enumerate(args):
             name = prefix + arg.name
@@ -588,7 +588,7 @@ class _Run:
         if result is None:
             return
         self.report.bodies_inferred += 1
-        g = model.graph
+        g = model.g
         for local, infos in result.infos.items():
             name = prefix + local
             if name in g and g.nodes[name].get("function") == fname:
@@ -606,7 +606,7 @@ class _Run:
     def _call_inputs(self, call: str) -> list[tuple[str, int]]:
         """The tensors a call passes, in input order (the model keeps its in-edges)."""
         ins = sorted((d["dst_input"], d["tensor"])
-                     for _, _, d in self.model.graph.in_edges(call, data=True)
+                     for _, _, d in self.model.g.in_edges(call, data=True)
                      if d["kind"] != CONTROL)
         return [tensor for _, tensor in ins]
 
@@ -666,7 +666,7 @@ class _Run:
                 if name not in emitted:
                     expand(name)
         out = []
-        g = self.model.graph
+        g = self.model.g
         for name in emitted:
             data = g.nodes[name]
             data["shape_error"] = self.messages[name]

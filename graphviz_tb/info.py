@@ -35,7 +35,7 @@ def graph_info(model: GraphModel, discovery: Discovery, selected: int,
     """A JSON-ready summary of the discovery and of the selected graph (``model``, which is
     graph ``selected`` of the discovery).  ``count_nodes(i)`` counts graph ``i``'s top-level
     ops (parsing it when not yet parsed)."""
-    nodes = model.graph.nodes
+    nodes = model.g.nodes
     ops = Counter(d["op"] for _, d in nodes(data=True)
                   if d["role"] == "op" and d.get("function") is None)
     groups = _top_level_groups(model)
@@ -58,7 +58,7 @@ def graph_info(model: GraphModel, discovery: Discovery, selected: int,
         "functions": len(model.functions),
         "function_nodes": model.function_nodes,
         "edges": model.edge_counts(),
-        "missing_nodes": sum(1 for _, r in model.graph.nodes(data="role") if r == "missing"),
+        "missing_nodes": sum(1 for _, r in model.g.nodes(data="role") if r == "missing"),
         "op_types": [{"op": op, "count": n} for op, n in
                      sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP]],
         "groups": groups[:_TOP],
@@ -76,7 +76,7 @@ def _top_level_groups(model: GraphModel) -> list[dict[str, Any]]:
     """
     sizes: Counter[str] = Counter()
     singles: list[str] = []
-    for name, role in model.graph.nodes(data="role"):
+    for name, role in model.g.nodes(data="role"):
         if role != "op":
             continue
         parts = scope_path(name)
@@ -87,7 +87,7 @@ def _top_level_groups(model: GraphModel) -> list[dict[str, Any]]:
     for name in singles:  # an op whose name is also a scope is drawn inside it
         if name in sizes:
             sizes[name] += 1
-    calls = {n for n, c in model.graph.nodes(data="calls") if c}
+    calls = {n for n, c in model.g.nodes(data="calls") if c}
     return [
         {"name": name, "kind": "function" if name in calls else "scope", "ops": n}
         for name, n in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -1,4 +1,4 @@
-"""The op graph: one networkx node per op, one edge per input slot, typed and shaped.
+"""The op graph: one node per op, one edge per input slot, typed and shaped.
 
 This is the value every later stage reads.  It keeps what TensorBoard throws away:
 
@@ -22,13 +22,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
 from .attrs import decode_attrs
 from .errors import NoGraphError
 from .shapes import TensorInfo, node_outputs
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from .readers.base import GraphSource, TensorSpec
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "GraphModel",
     "InputRef",
     "ModelBuilder",
+    "OpGraph",
     "Warnings",
     "finish_model",
     "is_ref_edge",
@@ -137,8 +138,159 @@ def is_ref_edge(src_op: str, dst_op: str) -> bool:
     return src_op in _VARIABLE_OPS and dst_op.startswith(_MUTATING_PREFIXES)
 
 
+class OpGraph:
+    """A directed multigraph kept exactly as networkx keeps a ``MultiDiGraph``: ``_node``
+    (name -> attribute dict), ``_succ`` and ``_pred`` (name -> neighbour -> key -> the edge's
+    attribute dict, one dict shared by both sides), ``graph`` (the graph's attributes).
+
+    Why not networkx itself: importing it costs 0.13 s, more than everything else a small
+    graph's render does, and every stage here reads these dicts directly anyway.  This class
+    offers the few networkx methods the stages use; :meth:`networkx` wraps the same dicts in a
+    real ``MultiDiGraph`` (no copy) for API users and for networkx's algorithms.
+    """
+
+    __slots__ = ("_networkx", "_node", "_pred", "_succ", "graph")
+
+    def __init__(self) -> None:
+        self._node: dict[str, dict[str, Any]] = {}
+        self._succ: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+        self._pred: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+        self.graph: dict[str, Any] = {}
+        self._networkx: nx.MultiDiGraph | None = None
+
+    def networkx(self) -> nx.MultiDiGraph:
+        """The same graph as a ``networkx.MultiDiGraph`` sharing these dicts (made once)."""
+        if self._networkx is None:
+            import networkx as nx  # imported when asked: see the class docstring
+
+            g = nx.MultiDiGraph()
+            g.graph, g._node, g._pred = self.graph, self._node, self._pred
+            g._adj = g._succ = self._succ
+            self._networkx = g
+        # Tell networkx its caches may be stale: the stages fill and mark the dicts directly.
+        getattr(self._networkx, "__networkx_cache__", {}).clear()
+        return self._networkx
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._node
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._node)
+
+    def __len__(self) -> int:
+        return len(self._node)
+
+    def number_of_nodes(self) -> int:
+        return len(self._node)
+
+    @property
+    def nodes(self) -> _Nodes:
+        """``nodes[name]`` is an op's attribute dict; ``nodes(data="role")`` yields
+        ``(name, role)`` pairs and ``nodes(data=True)`` ``(name, attrs)``, as networkx's node
+        view does."""
+        return _Nodes(self._node)
+
+    @property
+    def edges(self) -> _Edges:
+        """``edges[src, dst, key]`` is an edge's attribute dict; ``edges(keys=, data=)`` lists
+        them, as in networkx."""
+        return _Edges(self._succ)
+
+    def has_edge(self, u: str, v: str, key: int) -> bool:
+        return key in self._succ.get(u, {}).get(v, {})
+
+    def in_edges(self, name: str, *, keys: bool = False, data: bool = False
+                 ) -> list[tuple[Any, ...]]:
+        """The edges into ``name``: ``(src, name[, key][, data])``, as networkx gives them."""
+        return [(u, name, *((k,) if keys else ()), *((d,) if data else ()))
+                for u, keydict in self._pred[name].items() for k, d in keydict.items()]
+
+    def out_edges(self, name: str, *, keys: bool = False, data: bool = False
+                  ) -> list[tuple[Any, ...]]:
+        """The edges out of ``name``: ``(name, dst[, key][, data])``."""
+        return [(name, v, *((k,) if keys else ()), *((d,) if data else ()))
+                for v, keydict in self._succ[name].items() for k, d in keydict.items()]
+
+    def successors(self, name: str) -> Iterator[str]:
+        return iter(self._succ[name])
+
+    def predecessors(self, name: str) -> Iterator[str]:
+        return iter(self._pred[name])
+
+    def remove_edges_from(self, edges: Iterable[tuple[str, str, int]]) -> None:
+        """Remove each ``(src, dst, key)`` edge there is, as networkx does (the rest are
+        ignored); a pair left with no edge is no longer adjacent."""
+        for u, v, k in edges:
+            keydict = self._succ.get(u, {}).get(v)
+            if keydict is not None and k in keydict:
+                del keydict[k]
+                if not keydict:
+                    del self._succ[u][v]
+                    del self._pred[v][u]
+
+    def add_node(self, name: str, **attrs: Any) -> None:
+        if name in self._node:
+            self._node[name].update(attrs)
+        else:
+            _insert_node(self, name, attrs)
+
+    def add_edge(self, u: str, v: str, key: int, **attrs: Any) -> None:
+        """Add (or update) the edge ``u -> v`` with ``key``; both ends must exist."""
+        keydict = self._succ[u].get(v)
+        if keydict is not None and key in keydict:
+            keydict[key].update(attrs)
+        else:
+            _insert_edge(self, u, v, key, attrs)
+
+
+class _Nodes:
+    __slots__ = ("_node",)
+
+    def __init__(self, node: dict[str, dict[str, Any]]) -> None:
+        self._node = node
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._node[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._node)
+
+    def __len__(self) -> int:
+        return len(self._node)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._node
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._node.get(name, default)
+
+    def __call__(self, data: str | bool) -> Iterator[tuple[str, Any]]:
+        """``(name, attrs)`` with ``data=True``, ``(name, attrs[data])`` (or None) else."""
+        if data is True:
+            return iter(self._node.items())
+        return ((n, d.get(data)) for n, d in self._node.items())
+
+
+class _Edges:
+    __slots__ = ("_succ",)
+
+    def __init__(self, succ: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> None:
+        self._succ = succ
+
+    def __getitem__(self, edge: tuple[str, str, int]) -> dict[str, Any]:
+        u, v, k = edge
+        return self._succ[u][v][k]
+
+    def __call__(self, *, keys: bool = False, data: bool = False) -> Iterator[tuple[Any, ...]]:
+        """Every edge, ``(src, dst[, key][, attrs])``, in insertion order."""
+        for u, nbrs in self._succ.items():
+            for v, keydict in nbrs.items():
+                for k, d in keydict.items():
+                    yield (u, v, *((k,) if keys else ()), *((d,) if data else ()))
+
+
 class GraphModel:
-    """An op graph ready for the hierarchy: a ``networkx.MultiDiGraph`` plus lookups.
+    """An op graph ready for the hierarchy: an :class:`OpGraph` plus lookups.
 
     Node data: ``op``, ``device``, ``node_def`` (the NodeDef, or None for synthetic nodes),
     ``role`` (``op``, ``missing``, ``arg``, ``retval``), ``calls`` (function names opened under
@@ -148,8 +300,9 @@ class GraphModel:
     ``tensor`` (producer, output index) whose shape the edge carries, ``back``.
     """
 
-    def __init__(self, graph: nx.MultiDiGraph, *, kind: str = "op") -> None:
-        self.graph = graph
+    def __init__(self, graph: OpGraph, *, kind: str = "op") -> None:
+        #: The op graph every stage reads (see :class:`OpGraph`).
+        self.g = graph
         self.kind = kind
         self.source: GraphSource | None = None
         self.warnings = Warnings()
@@ -163,19 +316,25 @@ class GraphModel:
         self._attrs: dict[str, dict[str, Any]] = {}
         self._outputs: dict[str, list[TensorInfo]] = {}
 
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The op graph as a ``networkx.MultiDiGraph`` (the same dicts as :attr:`g`, so a
+        change to one is a change to both); networkx is imported on first use."""
+        return self.g.networkx()
+
     def __len__(self) -> int:
-        return self.graph.number_of_nodes()
+        return len(self.g)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.graph
+        return name in self.g
 
     def op(self, name: str) -> str:
-        return self.graph.nodes[name]["op"]
+        return self.g.nodes[name]["op"]
 
     def attrs(self, name: str) -> dict[str, Any]:
         """Decoded attributes of an op (cached; ``_output_shapes`` left to :meth:`outputs`)."""
         if name not in self._attrs:
-            node_def = self.graph._node[name].get("node_def")
+            node_def = self.g._node[name].get("node_def")
             decoded = decode_attrs(node_def.attr) if node_def is not None else {}
             decoded.pop("_output_shapes", None)
             self._attrs[name] = decoded
@@ -185,7 +344,7 @@ class GraphModel:
         """What is known about each output of an op."""
         cached = self._outputs.get(name)
         if cached is None:
-            data = self.graph._node[name]  # the node dict itself: 3x faster than the view
+            data = self.g._node[name]  # the node dict itself: 3x faster than the view
             node_def = data.get("node_def")
             if "outputs" in data:
                 cached = data["outputs"]
@@ -206,17 +365,17 @@ class GraphModel:
         self._outputs[name] = outputs
 
     def tensor(self, name: str, index: int) -> TensorInfo | None:
-        outs = self.op_outputs(name) if name in self.graph else []
+        outs = self.op_outputs(name) if name in self.g else []
         return outs[index] if 0 <= index < len(outs) else None
 
     def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
         """The tensor a data edge carries (looking through a function's return node)."""
-        data = self.graph._succ[src][dst][key]  # not networkx's edge view: a hot path
+        data = self.g._succ[src][dst][key]  # not networkx's edge view: a hot path
         if data["kind"] == CONTROL:
             return None
         info = self.tensor(*data["tensor"])
-        if (info is None or not info.known) and self.graph._node[src]["role"] == "retval":
-            for _u, _, d in self.graph.in_edges(src, data=True):
+        if (info is None or not info.known) and self.g._node[src]["role"] == "retval":
+            for _u, _, d in self.g.in_edges(src, data=True):
                 if d["kind"] != CONTROL:
                     return self.tensor(*d["tensor"])
         return info
@@ -229,17 +388,17 @@ class GraphModel:
 
     def shape_error_ops(self) -> list[str]:
         """The ops where shape inference failed (none unless it ran: no scan then)."""
-        if not self.graph.graph.get("shapes_inferred"):
+        if not self.g.graph.get("shapes_inferred"):
             return []
-        return [name for name, data in self.graph._node.items() if data.get("shape_error")]
+        return [name for name, data in self.g._node.items() if data.get("shape_error")]
 
     def iter_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
         """Every edge as ``(src, dst, key, data)``, in insertion order.
 
-        Walks networkx's adjacency dicts directly: several times faster than
+        Walks the adjacency dicts directly: several times faster than networkx's
         ``graph.edges(keys=True, data=True)`` on 100,000 edges, and the hot loops need it.
         """
-        for u, nbrs in self.graph._succ.items():
+        for u, nbrs in self.g._succ.items():
             for v, keydict in nbrs.items():
                 for k, data in keydict.items():
                     yield u, v, k, data
@@ -251,20 +410,20 @@ class GraphModel:
         return counts
 
 
-def _insert_node(g: nx.MultiDiGraph, name: str, attrs: dict[str, Any]) -> None:
-    """``g.add_node`` without its per-call overhead.
+def _insert_node(g: OpGraph, name: str, attrs: dict[str, Any]) -> None:
+    """``g.add_node`` for a new node, without a call's keyword packing.
 
     networkx's public add_node/add_edges_from cost about 1 s for a 65,000-op graph, most of the
     time we have beyond parsing; filling its documented adjacency dicts (``_node``, ``_succ``,
     ``_pred``, keyed edge dicts shared between ``_succ[u][v]`` and ``_pred[v][u]``) the same
-    way they do takes a fifth of that.
+    way they do, as :class:`OpGraph` keeps them, takes a fifth of that.
     """
     g._node[name] = attrs
     g._succ[name] = {}
     g._pred[name] = {}
 
 
-def _insert_edge(g: nx.MultiDiGraph, u: str, v: str, key: int, attrs: dict[str, Any]) -> None:
+def _insert_edge(g: OpGraph, u: str, v: str, key: int, attrs: dict[str, Any]) -> None:
     """``g.add_edge(u, v, key, **attrs)`` for nodes already present (see :func:`_insert_node`)."""
     keydict = g._succ[u].get(v)
     if keydict is None:
@@ -278,7 +437,7 @@ class ModelBuilder:
 
     def __init__(self, model: GraphModel, warnings: Warnings) -> None:
         self.model = model
-        self.g = model.graph
+        self.g = model.g
         self.warn = warnings
         self.ops: dict[str, str] = {}
         #: Names a duplicate must not be renamed to: every name the graph itself uses, so an
@@ -389,7 +548,7 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
             builder.edge(ref.node, name, slot, ref.control, ref.index)
 
 
-def mark_back_edges(g: nx.MultiDiGraph, order: Iterable[str] | None = None) -> int:
+def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
     """Mark the edges that close cycles, so the rest of the graph is a DAG.
 
     NextIteration -> Merge edges of TF1 while loops are back edges by definition.  Any cycle
@@ -510,7 +669,7 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     NoGraphError
         When the GraphDef has no ops and no function library to show.
     """
-    model = GraphModel(nx.MultiDiGraph(), kind=kind)
+    model = GraphModel(OpGraph(), kind=kind)
     model.source = source
     if source is not None:
         model.inputs, model.outputs = source.inputs, source.outputs
@@ -531,9 +690,7 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
 def finish_model(model: GraphModel, order: Iterable[str] | None = None) -> GraphModel:
     """The last step: mark the edges that close cycles (see :func:`mark_back_edges`; ``order``
     is the ops in an order where most edges point forward, when the graph's is not)."""
-    # Tell networkx its caches are stale (the adjacency dicts were filled directly).
-    getattr(model.graph, "__networkx_cache__", {}).clear()
-    back = mark_back_edges(model.graph, order)
-    if back and not any(model.graph.nodes[n]["op"] in _BACK_EDGE_SOURCES for n in model.graph):
+    back = mark_back_edges(model.g, order)
+    if back and not any(model.g.nodes[n]["op"] in _BACK_EDGE_SOURCES for n in model.g):
         model.warnings.add("cycles", f"{back} edge(s) close cycles outside a while loop")
     return model

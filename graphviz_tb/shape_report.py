@@ -81,7 +81,7 @@ class ShapeRow:
 def _dataflow_order(model: GraphModel) -> list[str]:
     """Ops so that producers come before consumers (ignoring loop back edges), ties in file
     order, so a table reads from the inputs down."""
-    g = model.graph
+    g = model.g
     index = {name: i for i, name in enumerate(g)}
     pending = {name: 0 for name in g}
     for _, v, _, d in model.iter_edges():
@@ -118,7 +118,7 @@ def shape_rows(model: GraphModel, *, patterns: Iterable[str] = (),
     """The table's rows in dataflow order, filtered by name globs and ``--changes``."""
     patterns = tuple(patterns)
     rows = []
-    g = model.graph
+    g = model.g
     for name in _dataflow_order(model):
         data = g.nodes[name]
         if data["role"] == "missing" or (patterns and not _matches(name, patterns)):
@@ -168,22 +168,22 @@ def row_json(row: ShapeRow) -> dict[str, Any]:
 
 def resolve_node(model: GraphModel, name: str) -> str:
     """The op a user named: exactly, or as a tensor ``op:N``; otherwise a helpful error."""
-    if name in model.graph:
+    if name in model.g:
         return name
     base, _, index = name.rpartition(":")
-    if index.isdigit() and base in model.graph:
+    if index.isdigit() and base in model.g:
         return base
-    inside = sorted(n for n in model.graph if n.startswith(name.rstrip("/") + "/"))
+    inside = sorted(n for n in model.g if n.startswith(name.rstrip("/") + "/"))
     if inside:
         hint = f"{name!r} is a group; its ops include: {', '.join(inside[:5])}"
     else:
-        close = sorted(n for n in model.graph if name.lower() in n.lower())[:5]
+        close = sorted(n for n in model.g if name.lower() in n.lower())[:5]
         hint = f"no op named {name!r}" + (f"; did you mean: {', '.join(close)}" if close else "")
     raise GraphvizTbError(hint)
 
 
 def _node_text(model: GraphModel, name: str) -> str:
-    data = model.graph.nodes[name]
+    data = model.g.nodes[name]
     text = f"{name} ({data['op']})"
     if data.get("shape_error"):
         text += f"  {_ERROR_MARK}"
@@ -203,7 +203,7 @@ def _input_steps(model: GraphModel, name: str) -> list[tuple[str, str]]:
 
 
 def _output_steps(model: GraphModel, name: str) -> list[tuple[str, str]]:
-    edges = sorted(model.graph.out_edges(name, keys=True, data=True),
+    edges = sorted(model.g.out_edges(name, keys=True, data=True),
                    key=lambda t: (t[3]["kind"] == CONTROL, t[3]["src_output"], t[1], t[2]))
     steps = []
     for _, v, k, d in edges:

@@ -20,13 +20,12 @@ import colorsys
 import re
 from typing import TYPE_CHECKING, TypeVar
 
-import networkx as nx
-from networkx.algorithms.isomorphism import DiGraphMatcher
-
 from .hierarchy import Group, Hierarchy, OpNode, aggregate_edges, build_hierarchy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    import networkx as nx
 
     from .model import GraphModel
     from .options import RenderOptions
@@ -71,7 +70,7 @@ class Templates:
         #: Per description: each template's id, its witnesses (wiring by child names, and by
         #: child places in natural name order) and its child graph (for isomorphism tests).
         self._buckets: dict[tuple, list[tuple[int, tuple | None, tuple | None,
-                                              nx.DiGraph | None]]] = {}
+                                              _ChildGraph | None]]] = {}
         self._next = 0
         self._bucketed: dict[tuple, list[Group]] | None = None
         self._key: dict[Group, tuple] = {}
@@ -182,7 +181,7 @@ class Templates:
         """:func:`_relative_form`, remembered until a series is made in its subtree."""
         self._fresh()
         if group not in self._forms:
-            self._forms[group] = _relative_form(group, self.h.model.graph._succ)
+            self._forms[group] = _relative_form(group, self.h.model.g._succ)
         return self._forms[group]
 
     def _fresh(self) -> None:
@@ -290,7 +289,7 @@ class Templates:
                 ordered = _by_order(group, label)
                 template = next((tid for tid, _, rep, _ in bucket if rep == ordered), None)
             if template is None and bucket:
-                graph = _child_graph(group, label)
+                graph = _ChildGraph(group, label)
                 for tid, _, _, rep_graph in bucket:
                     if rep_graph is not None and _same(graph, rep_graph):
                         template = tid
@@ -300,7 +299,7 @@ class Templates:
             template = self._next
             if not exact:
                 ordered = ordered or _by_order(group, label)
-                graph = graph or _child_graph(group, label)
+                graph = graph or _ChildGraph(group, label)
             bucket.append((template, named, ordered, graph))
         group._template = template
 
@@ -362,21 +361,41 @@ def palette(index: int, theme: str = "light") -> str:
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
 
 
-def _child_graph(group: Group, label: dict[int, int]) -> nx.DiGraph:
-    """The group's children as a labelled digraph (edge label = kinds and multiplicity)."""
-    g = nx.DiGraph()
-    for m in group.children:
-        g.add_node(id(m), t=label[id(m)])
-    for (a, b), agg in group.edges.items():
-        g.add_edge(id(a), id(b), t=(agg.counts["data"], agg.counts["control"], agg.counts["ref"]))
-    return g
+class _ChildGraph:
+    """A group's children as a labelled digraph (node label = template or op type, edge label
+    = kinds and multiplicity), kept for the isomorphism test that names and order could not
+    settle.  As plain lists: networkx, which runs the test, is imported only when one runs
+    (most pictures never need one, and the import costs more than a small graph's render)."""
+
+    __slots__ = ("_digraph", "edges", "nodes")
+
+    def __init__(self, group: Group, label: dict[int, int]) -> None:
+        self.nodes = [(id(m), label[id(m)]) for m in group.children]
+        self.edges = [(id(a), id(b), (agg.counts["data"], agg.counts["control"],
+                                      agg.counts["ref"]))
+                      for (a, b), agg in group.edges.items()]
+        self._digraph: nx.DiGraph | None = None
+
+    def digraph(self) -> nx.DiGraph:
+        if self._digraph is None:
+            import networkx as nx  # imported when a test runs (see the class docstring)
+
+            g = self._digraph = nx.DiGraph()
+            for n, t in self.nodes:
+                g.add_node(n, t=t)
+            for a, b, t in self.edges:
+                g.add_edge(a, b, t=t)
+        return self._digraph
 
 
-def _same(g1: nx.DiGraph, g2: nx.DiGraph) -> bool:
+def _same(g1: _ChildGraph, g2: _ChildGraph) -> bool:
+    from networkx.algorithms.isomorphism import DiGraphMatcher  # see _ChildGraph: on demand
+
     def match(x: dict, y: dict) -> bool:
         return x["t"] == y["t"]
 
-    return DiGraphMatcher(g1, g2, node_match=match, edge_match=match).is_isomorphic()
+    return DiGraphMatcher(g1.digraph(), g2.digraph(), node_match=match,
+                          edge_match=match).is_isomorphic()
 
 
 class _Interner:

@@ -94,7 +94,7 @@ class DiffTally:
             return found
         # Children before parents, each group the sum of its children: the groups asked about
         # nest, and walking every one's subtree would cost ops × depth.
-        nodes = self.h.model.graph._node
+        nodes = self.h.model.g._node
         order, stack = [], [m]
         while stack:
             x = stack.pop()
@@ -207,7 +207,7 @@ def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], se
         close = sorted(n for n in h.ops if name in n)[:5]
         hint = f"; did you mean: {', '.join(close)}" if close else ""
         raise GraphvizTbError(f"--focus {name!r}: no op or group of that name{hint}")
-    g = h.model.graph
+    g = h.model.g
     frontier = set(_ops_in(member))
     seen = set(frontier)
     for _ in range(radius):

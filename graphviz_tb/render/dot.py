@@ -122,13 +122,13 @@ class _Styler:
             if mode == "op":
                 return m.op
             if mode == "device":
-                return model.graph.nodes[m.name]["device"] or "(no device)"
+                return model.g.nodes[m.name]["device"] or "(no device)"
             if mode == "dtype":
                 outs = model.op_outputs(m.name)
                 return (outs[0].dtype if outs else None) or "(unknown)"
             return None
         if mode == "device" and isinstance(m, Group):  # not a Stub: it has no colour key
-            devices = Counter(model.graph.nodes[o.name]["device"] or "(no device)"
+            devices = Counter(model.g.nodes[o.name]["device"] or "(no device)"
                               for o in _sample_ops(m))
             return devices.most_common(1)[0][0] if devices else None
         return None
@@ -176,7 +176,7 @@ def _diff_lines(h: Hierarchy, m: Member, diff: DiffTally) -> list[str]:
         counts = diff(m)
         return ["diff: " + ", ".join(f"{counts[s]} {s}" for s in
                                      ("added", "removed", "changed", "unchanged") if counts[s])]
-    data = h.model.graph.nodes[m.name]
+    data = h.model.g.nodes[m.name]
     status = data.get("diff", "unchanged")
     lines = [f"diff: {status}"]
     old = data.get("diff_old")
@@ -205,7 +205,7 @@ def _tooltip(h: Hierarchy, m: Member, totals: Totals | None = None) -> list[str]
         lines.append(f"{what}: " + ("no record" if value is None
                                     else format_cost(totals.metric, value)))
     if isinstance(m, OpNode):
-        data = model.graph.nodes[m.name]
+        data = model.g.nodes[m.name]
         lines.append(f"op: {clean_text(m.op, 100)}")
         outs = model.op_outputs(m.name)
         shapes = [format_shape(o, dtype=True) for o in outs]
@@ -231,7 +231,7 @@ def _tooltip(h: Hierarchy, m: Member, totals: Totals | None = None) -> list[str]
 
 def _classes(m: Member, expanded: bool, h: Hierarchy) -> str:
     if isinstance(m, OpNode):
-        data = h.model.graph.nodes[m.name]
+        data = h.model.g.nodes[m.name]
         extra = ["op"]
         if m.op in ("Const", "HostConst"):
             extra.append("const")
@@ -332,14 +332,14 @@ def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
 
 def _edge_diff(h: Hierarchy, agg: AggEdge) -> str | None:
     """``added`` or ``removed`` when every model edge an aggregated edge stands for is."""
-    edges = h.model.graph.edges
+    edges = h.model.g.edges
     seen = {edges[e].get("diff", "unchanged") for e in agg.edges}
     return next(iter(seen)) if len(seen) == 1 and seen <= {"added", "removed"} else None
 
 
 def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
     """Does the edge carry an input of an op where shape inference failed (drawn red)?"""
-    edges = h.model.graph.edges
+    edges = h.model.g.edges
     return any(e[1] in failed and edges[e].get("shape_error") for e in agg.edges)
 
 
@@ -425,7 +425,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         ]
         if box.expanded:
             attrs.append("labelloc=t")
-        data = h.model.graph.nodes[m.name] if isinstance(m, OpNode) else None
+        data = h.model.g.nodes[m.name] if isinstance(m, OpNode) else None
         if data is not None and (data["role"] == "missing" or data.get("shape_error")):
             attrs.append(f"color=\"{theme['missing']}\"")
             attrs.append("penwidth=2")

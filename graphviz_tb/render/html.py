@@ -290,7 +290,7 @@ class _OpsData:
     dtype (colour keys), its attributes and outputs (interned), its calls and notes."""
 
     def __init__(self, model: GraphModel, members: list[OpNode]) -> None:
-        node = model.graph._node  # the node dicts themselves: networkx's view is slower
+        node = model.g._node  # the node dicts themselves: networkx's view is slower
         known = model.cached_outputs()
         self.members = members
         self.devices: list[str] = []
@@ -482,7 +482,7 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        succ, ids = self.model.graph._succ, self.ids
+        succ, ids = self.model.g._succ, self.ids
         # Op name -> member index, for the kept ops: one lookup per edge end, not two.
         op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels, widths = _Interner(), _Interner()  # NASNet-Large: 61,000 edges, 400 widths
@@ -566,7 +566,7 @@ class _Builder:
         (flat ``[src, dst, ...]``, never drawn): the body's result ``i`` becomes argument ``i``
         of the body and of the condition in the next iteration, and the condition's result
         decides every result of the loop."""
-        graph, ops, ids = self.model.graph, self.h.ops, self.ids
+        graph, ops, ids = self.model.g, self.h.ops, self.ids
         node = graph._node  # the node dicts themselves: the view cost more than the rest
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
@@ -604,7 +604,7 @@ class _Builder:
         (0 unchanged, 1 added, 2 removed, 3 changed), each group's counts, each changed op's
         changes and what it was, each op's old name, each aggregated edge's status, and the
         list of changes in the order the page lists them."""
-        graph = self.model.graph
+        graph = self.model.g
         if not any("diff" in data for data in graph._node.values()):
             return None
         tally = tally if tally is not None else DiffTally(self.h)

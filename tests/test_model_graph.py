@@ -1,0 +1,159 @@
+"""The op graph without networkx: drawing does not import it, and what the stages read is what
+networkx itself would give.
+
+:class:`graphviz_tb.model.OpGraph` keeps networkx's own adjacency layout and answers the few
+networkx calls the stages make; ``GraphModel.graph`` is a real ``networkx.MultiDiGraph`` over
+the same dicts.  These tests hold the two to each other on graphs TensorFlow made, and the
+strongly connected components the hierarchy now finds itself to networkx's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import networkx as nx
+import pytest
+from conftest import SAMPLES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphviz_tb
+from graphviz_tb.blocks import ChildGraph, convex_chunks, cyclic_parts, strong_components
+from graphviz_tb.model import OpGraph
+
+#: Graphs TensorFlow wrote: a TF1 training graph (while loops: back edges) and TF2 function
+#: graphs (bodies opened, call outputs rewired through remove_edges_from).
+TF_MADE = ["mnist_tf1.pb", "control_flow_v1.pbtxt", "control_flow_v2.pb", "keras_cnn.pb",
+           "saved_model"]
+
+
+def test_drawing_a_graph_does_not_import_networkx(tmp_path: Any) -> None:
+    """Importing networkx costs more than the rest of a small graph's render; loading,
+    ``info``, SVG and HTML of TensorFlow graphs need none of it."""
+    code = (
+        "import sys, graphviz_tb\n"
+        f"for name in ('keras_cnn.pb', 'control_flow_v1.pbtxt', 'saved_model'):\n"
+        f"    g = graphviz_tb.load({str(SAMPLES)!r} + '/' + name)\n"
+        "    g.info()\n"
+        f"    g.render({str(tmp_path / 'x.svg')!r})\n"
+        f"    g.render({str(tmp_path / 'x.html')!r})\n"
+        "print('networkx' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"
+    assert (tmp_path / "x.svg").stat().st_size > 0 and (tmp_path / "x.html").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", TF_MADE)
+def test_the_ops_graph_answers_as_networkx_does(name: str) -> None:
+    model = graphviz_tb.load(SAMPLES / name).model
+    og, nxg = model.g, model.graph
+    assert isinstance(nxg, nx.MultiDiGraph)
+    assert nxg.number_of_nodes() == len(og) == len(list(og)) > 0
+    assert list(og.nodes) == list(nxg.nodes)
+    for attr in ("role", "op", "calls"):
+        assert list(og.nodes(data=attr)) == list(nxg.nodes(data=attr))
+    assert list(og.nodes(data=True)) == list(nxg.nodes(data=True))
+    edges = list(nxg.edges(keys=True, data=True))
+    assert list(og.edges(keys=True, data=True)) == edges
+    assert list(og.edges(data=True)) == list(nxg.edges(data=True))
+    assert len(edges) == sum(1 for _ in model.iter_edges()) > 0
+    for u, v, k, d in edges:
+        assert og.edges[u, v, k] is d is nxg.edges[u, v, k]
+        assert og.has_edge(u, v, k) and not og.has_edge(u, v, k + 1000)
+    for n in nxg:
+        assert og.in_edges(n, keys=True, data=True) == list(
+            nxg.in_edges(n, keys=True, data=True))
+        assert og.out_edges(n, data=True) == list(nxg.out_edges(n, data=True))
+        assert list(og.successors(n)) == list(nxg.successors(n))
+        assert list(og.predecessors(n)) == list(nxg.predecessors(n))
+    # Back edges aside, what TensorFlow made is a DAG: networkx's algorithms run on it.
+    forward = nx.DiGraph((u, v) for u, v, back in nxg.edges(data="back") if not back)
+    assert nx.is_directed_acyclic_graph(forward)
+
+
+def test_changes_through_either_side_are_seen_by_both() -> None:
+    og = OpGraph()
+    for n in "abc":
+        og.add_node(n, op="Add")
+    og.add_edge("a", "b", key=0, kind="data")
+    og.add_edge("a", "b", key=1, kind="control")
+    og.add_edge("b", "c", key=0, kind="data")
+    nxg = og.networkx()
+    ref = nx.MultiDiGraph()
+    ref.add_nodes_from("abc", op="Add")
+    ref.add_edge("a", "b", key=0, kind="data")
+    ref.add_edge("a", "b", key=1, kind="control")
+    ref.add_edge("b", "c", key=0, kind="data")
+    assert nx.utils.edges_equal(nxg.edges(keys=True, data=True), ref.edges(keys=True, data=True))
+
+    og.add_node("a", device="cpu")  # an existing node: its attributes updated, as networkx does
+    og.add_edge("a", "b", key=0, back=True)
+    og.remove_edges_from([("a", "b", 0), ("a", "b", 7), ("x", "y", 0)])  # absent ones ignored
+    ref.nodes["a"]["device"] = "cpu"
+    ref.remove_edges_from([("a", "b", 0), ("a", "b", 7), ("x", "y", 0)])
+    assert dict(nxg.nodes(data=True)) == dict(ref.nodes(data=True))
+    assert list(nxg.edges(keys=True, data=True)) == list(ref.edges(keys=True, data=True))
+    og.remove_edges_from([("a", "b", 1)])  # the last edge of a pair: no longer adjacent
+    assert "b" not in og._succ["a"] and "a" not in og._pred["b"]
+    assert not nxg.has_edge("a", "b")
+
+    nxg.add_edge("c", "a", key=3, kind="data")  # and networkx's changes are ours
+    assert og.edges["c", "a", 3] == {"kind": "data"}
+    assert og.networkx() is nxg
+
+
+def _random_digraph() -> st.SearchStrategy[tuple[int, list[tuple[int, int]]]]:
+    return st.integers(min_value=0, max_value=14).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(
+            st.tuples(st.integers(0, max(n - 1, 0)), st.integers(0, max(n - 1, 0))),
+            max_size=40) if n else st.just([])))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_random_digraph())
+def test_strong_components_match_networkx(graph: tuple[int, list[tuple[int, int]]]) -> None:
+    n, edges = graph
+    component = strong_components(ChildGraph(n, edges))
+    ours = {frozenset(i for i in range(n) if component[i] == c) for c in set(component)}
+    ref = nx.DiGraph()
+    ref.add_nodes_from(range(n))
+    ref.add_edges_from((a, b) for a, b in edges if a != b)  # ChildGraph drops self-loops
+    assert ours == {frozenset(c) for c in nx.strongly_connected_components(ref)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(_random_digraph(), st.data())
+def test_cyclic_parts_are_the_parts_on_a_cycle_of_the_contracted_graph(
+        graph: tuple[int, list[tuple[int, int]]], data: Any) -> None:
+    n, edges = graph
+    part = data.draw(st.lists(st.integers(-1, 3), min_size=n, max_size=n))
+    node = [("p", p) if p >= 0 else ("n", i) for i, p in enumerate(part)]
+    quotient = nx.DiGraph()
+    quotient.add_nodes_from(node)
+    quotient.add_edges_from((node[a], node[b]) for a, b in edges if node[a] != node[b])
+    expected = {p for c in nx.strongly_connected_components(quotient) if len(c) > 1
+                for kind, p in c if kind == "p"}
+    assert cyclic_parts(ChildGraph(n, edges), part) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(_random_digraph(), st.integers(1, 5))
+def test_convex_chunks_keep_cycles_whole_and_form_no_loop(
+        graph: tuple[int, list[tuple[int, int]]], size: int) -> None:
+    n, edges = graph
+    g = ChildGraph(n, edges)
+    chunks = convex_chunks(g, [f"k{i:02d}" for i in range(n)], size)
+    assert sorted(i for c in chunks for i in c) == list(range(n))
+    chunk_of = {i: x for x, c in enumerate(chunks) for i in c}
+    ref = nx.DiGraph()
+    ref.add_nodes_from(range(n))
+    ref.add_edges_from((a, b) for a, b in edges if a != b)
+    for c in nx.strongly_connected_components(ref):
+        assert len({chunk_of[i] for i in c}) == 1  # a cycle is never split
+    between = nx.DiGraph((chunk_of[a], chunk_of[b]) for a, b in edges
+                         if chunk_of[a] != chunk_of[b])
+    assert nx.is_directed_acyclic_graph(between)
