@@ -312,15 +312,27 @@ class Graph:
 
         from .costs import CostSet  # as above
         from .render.html import EmbeddedGraph, PageEntry, render_pages  # as above
+        from .resources import check_page, graph_cost  # as above
 
+        read = []
+        for index in indices:
+            graph_def = self.discovery.graphs[index].load()
+            key = hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
+            read.append((index, graph_def, key))
+        # The page holds every distinct graph's model, tree and viewer data at once: refused
+        # in one line before any is built when they would not fit together.
+        costs: dict[str, Any] = {}
+        for index, graph_def, key in read:
+            if key not in costs:
+                costs[key] = self.cost if index == self.index and self.cost is not None \
+                    else graph_cost(graph_def, self.load_options)
+        check_page(list(costs.values()), self.name, options)
         distinct: dict[str, int] = {}
         members: list[list[Graph]] = []
         entries: list[PageEntry] = []
         first = 0
-        for index in indices:
+        for index, graph_def, key in read:
             source = self.discovery.graphs[index]
-            graph_def = source.load()
-            key = hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
             if key not in distinct:
                 distinct[key] = len(members)
                 members.append([])

@@ -40,8 +40,8 @@ from .errors import GraphvizTbError
 if TYPE_CHECKING:
     from .options import LoadOptions, RenderOptions
 
-__all__ = ["ENV", "Cost", "TooLargeError", "check_load", "check_render", "graph_cost",
-           "limit_process", "memory_limit", "parse_size"]
+__all__ = ["ENV", "Cost", "TooLargeError", "check_load", "check_page", "check_render",
+           "graph_cost", "limit_process", "memory_limit", "parse_size"]
 
 ENV = "TBGRAPH_MEMORY_LIMIT"
 MB = 2**20
@@ -100,7 +100,7 @@ def graph_cost(graph_def: Any, options: LoadOptions, names: list[str] | None = N
     """Count what costs memory in a GraphDef (one pass over its names, ``names`` when the
     caller read them already; no model built)."""
     # Imported here: the CLI imports this module for limit_process() before any graph is
-    # read, and the function stage brings networkx with it.
+    # read, and the function stage brings protobuf with it.
     from .functions import call_targets, calling_ops
 
     if names is None:
@@ -232,6 +232,23 @@ def check_render(cost: Cost, where: str, fmt: str, options: RenderOptions) -> No
         check_load(cost, where)
         fits.append("with the default view (--depth 1) as SVG")
     _refuse(where, cost, need, limit, source, "it would fit " + ", or ".join(fits))
+
+
+def check_page(costs: list[Cost], where: str, options: RenderOptions) -> None:
+    """Refuse, in one line, a viewer page of several graphs (a logdir's) that would not fit in
+    memory together: each graph's model, tree and viewer data are all held until the page is
+    written.  Costs add up, as each is linear in its graph; the process counts once."""
+    limit, source = memory_limit()
+    if limit is None or len(costs) < 2:
+        return
+    total = Cost(sum(c.ops for c in costs), sum(c.inlined for c in costs),
+                 sum(c.names for c in costs), sum(c.nested_names for c in costs),
+                 max(c.depth for c in costs), _resident())
+    need = total.render_bytes("html", options.expand_all)
+    if need > limit:
+        _refuse(where, total, need, limit, source,
+                f"the page holds {len(costs)} graphs: choose one with --graph N, --run or "
+                "--tag (tbgraph info lists them), or draw one as SVG")
 
 
 def limit_process() -> int | None:

@@ -104,6 +104,34 @@ def test_a_render_that_fits_only_as_svg_says_so(monkeypatch: pytest.MonkeyPatch)
     assert graph.render(format="svg").startswith("<?xml")
 
 
+def test_a_logdir_page_that_would_not_fit_is_refused_before_its_graphs_are_built(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One viewer page holds every graph of a logdir at once: with a limit the chosen graph
+    fits under but not all of them together, the page is refused in one line naming how to
+    choose one, before any other graph's model is built; the chosen graph alone still draws."""
+    monkeypatch.setattr(resources, "_resident", lambda: 100 * resources.MB)  # steady figures
+    logs = Path(__file__).resolve().parents[1] / "samples" / "logs"
+    graph = graphviz_tb.load(logs)
+    assert graph.cost is not None and len(graph.discovery.graphs) == 5
+    alone = graph.cost.render_bytes("html", False)
+    monkeypatch.setenv(resources.ENV, str(alone + 1_000))
+
+    def build(*_: object) -> None:
+        raise AssertionError("a sibling graph was built")
+
+    monkeypatch.setattr(graphviz_tb.Graph, "_sibling", build)
+    with pytest.raises(TooLargeError) as refused:
+        graph.render(format="html")
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith(f"{graph.name}: ")
+    assert "the page holds 4 graphs: choose one with --graph N, --run or --tag" in line
+    monkeypatch.undo()
+    monkeypatch.setattr(resources, "_resident", lambda: 100 * resources.MB)
+    monkeypatch.setenv(resources.ENV, str(alone + 1_000))
+    chosen = graphviz_tb.load(logs, graph=graph.index)
+    assert chosen.render(format="html").startswith("<!DOCTYPE html>")
+
+
 def test_bad_limit_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "deep.pb"
     path.write_bytes(graphs_shapes.deep(3).SerializeToString())
