@@ -590,7 +590,7 @@ def _merge(d: GraphDiff) -> GraphModel:
     merged.functions = {**old.functions, **new.functions}
     merged.function_groups = {**{place.get(k, k): v for k, v in old.function_groups.items()},
                               **new.function_groups}
-    merged.top_level_nodes = g.number_of_nodes()
+    merged.top_level_nodes = len(g)
     merged.warnings = new.warnings
     for name, outputs in new.cached_outputs().items():
         merged.set_outputs(name, outputs)

@@ -180,9 +180,6 @@ class OpGraph:
     def __len__(self) -> int:
         return len(self._node)
 
-    def number_of_nodes(self) -> int:
-        return len(self._node)
-
     @property
     def nodes(self) -> _Nodes:
         """``nodes[name]`` is an op's attribute dict; ``nodes(data="role")`` yields
@@ -254,12 +251,6 @@ class _Nodes:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._node)
-
-    def __len__(self) -> int:
-        return len(self._node)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._node
 
     def get(self, name: str, default: Any = None) -> Any:
         return self._node.get(name, default)
