@@ -57,8 +57,10 @@ def auxiliary_children(group: Group, children: list[Member],
     of its siblings', and at least 4).  Any child, op or group, is auxiliary when its name is
     conventional for bookkeeping (``init``, ``save``, ``summaries`` ...) and it has at least
     two neighbours.  A group is never moved for its degree alone: a large block wired to
-    everything is usually the model itself.  Function arguments and results stay in place.
-    Never more than a quarter of the children move, so small groups keep their shape.
+    everything is usually the model itself.  Function arguments and results stay in place,
+    and so does the call op of an opened call: it is the body's entry, feeding each argument
+    with one of its inputs, and a call with many inputs is an outlier by degree.  Never more
+    than a quarter of the children move, so small groups keep their shape.
     """
     if len(children) < _MIN_CHILDREN:
         return set()
@@ -70,8 +72,9 @@ def auxiliary_children(group: Group, children: list[Member],
     degree = {c: len(ns) for c, ns in neighbours.items()}
     q1, q3 = _quartiles(list(degree.values()))
     bound = max(q3 + _IQR_FACTOR * max(q3 - q1, 1.0), _MIN_DEGREE)
+    entry = group.name if group.kind == "function" else None
     chosen = [c for c in children
-              if getattr(c, "role", "op") == "op" and (
+              if getattr(c, "role", "op") == "op" and c.name != entry and (
                   (degree[c] > bound and not isinstance(c, Group))
                   or (_bookkeeping(c) and degree[c] >= 2))]
     chosen.sort(key=lambda c: (-degree[c], c.name))

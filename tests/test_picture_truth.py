@@ -261,3 +261,29 @@ def test_control_flow_merges_are_drawn_in_place_not_aside() -> None:
     merges = [b for b in pic.boxes.values() if b.kind == "op" and "Merge" in b.texts]
     assert merges, "the sample has no Merge op drawn"
     assert [b.name for b in merges if "aux" in b.classes] == []
+
+
+@pytest.mark.browser
+def test_the_viewer_keeps_a_call_op_in_its_opened_body(graphviz_engine: str, browser: Any,
+                                                       tmp_path: Path) -> None:
+    """The viewer lays out a call it opens itself as the SVG does: the call op feeds each
+    ``_Arg`` in place, not moved aside as an auxiliary node with a stub under every argument."""
+    graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
+    options = RenderOptions(depth=1)  # the call closed: the viewer opens it, not Python
+    page_path = tmp_path / "page.html"
+    graph.render(page_path, options=options)
+    page = _open(browser, page_path)
+    try:
+        assert page.evaluate("window.tbgraph.expand('StatefulPartitionedCall')") is not False
+        pic = read_dom(page.evaluate(DOM_SCRIPT))
+        call = [k for k, b in pic.boxes.items()
+                if b.kind == "op" and b.name == "StatefulPartitionedCall"]
+        assert len(call) == 1 and "aux" not in pic.boxes[call[0]].classes
+        assert not [b for b in pic.boxes.values() if b.kind == "stub"]
+        args = {k for k, b in pic.boxes.items() if b.kind == "op" and "arg" in b.classes}
+        assert len(args) == 7 and {e.dst for e in pic.edges if e.src == call[0]} == args
+        report = check_picture(pic, graph.hierarchy(options))
+        assert report, report.summary()
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        page.close()

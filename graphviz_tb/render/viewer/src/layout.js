@@ -71,8 +71,9 @@ function bookkeeping(g, c) {
 
 // The children of a group to draw in its side column (auxiliary.auxiliary_children, rule for
 // rule): ops whose degree is an outlier, and bookkeeping with two neighbours or more; never
-// function arguments or results, never more than a quarter of the children.
-export function auxiliaryChildren(children, aggs, g) {
+// function arguments or results, nor the call op of an opened call (the body's entry), never
+// more than a quarter of the children.
+export function auxiliaryChildren(group, children, aggs, g) {
   if (children.length < MIN_CHILDREN) return new Set();
   const neighbours = new Map(children.map((c) => [c, new Set()]));
   for (const a of aggs) {
@@ -88,7 +89,8 @@ export function auxiliaryChildren(children, aggs, g) {
   const q1 = ordered[Math.floor(n / 4)];
   const q3 = ordered[Math.floor((3 * n) / 4)];
   const bound = Math.max(q3 + IQR_FACTOR * Math.max(q3 - q1, 1.0), MIN_DEGREE);
-  const chosen = children.filter((c) => g.role(c) === "op" &&
+  const entry = g.kindName(group) === "function" ? g.name[group] : null;
+  const chosen = children.filter((c) => g.role(c) === "op" && g.name[c] !== entry &&
     ((degree.get(c) > bound && !g.isGroup(c)) || (bookkeeping(g, c) && degree.get(c) >= 2)));
   chosen.sort((a, b) => degree.get(b) - degree.get(a) || cmp(g.name[a], g.name[b]));
   return new Set(chosen.slice(0, Math.max(1, Math.floor(children.length / 4))));
@@ -334,7 +336,7 @@ export class Layouts {
           width: g.aw[a] });
       }
     }
-    const aux = this.aux ? auxiliaryChildren(children, aggs, g) : new Set();
+    const aux = this.aux ? auxiliaryChildren(group, children, aggs, g) : new Set();
     const main = children.filter((c) => !aux.has(c));
     const [stubs, kept] = stubEdges(aux, aggs);
     const nodes = [...main, ...stubs];
