@@ -14,7 +14,8 @@ every claim the picture makes:
 * every model edge between two visible boxes is drawn exactly once, as an edge or a stub;
 * a stub names an auxiliary node drawn beside it, and its edges lead to that node; it sits
   beside the box at its edge's other end, across the ranks (a stub far aside reads as an edge
-  to somewhere else);
+  to somewhere else), and no other box lies between the two along its edge (a stub past a
+  neighbour reads as the neighbour's);
 * a group box says how many ops it holds, and a scope holds exactly the ops named under it;
 * two groups share a fill exactly when their structure is equal (a check of its own, not the
   renderer's templates), grey means no other group anywhere has that structure, and the legend
@@ -540,6 +541,10 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
         if apart > STUB_REACH:
             report.add(f"{where}: its stub sits {apart:.0f} pt aside from the box at its other "
                        "end")
+        between = _box_between(pic, edge.src, edge.dst)
+        if between is not None:
+            report.add(f"{where}: {between!r} lies between its stub and the box at its other "
+                       "end")
     seen[(a, b)] += 1
     # The title (the tooltip's first line in the SVG) names the two ends.
     title = f"{truth.h.title(a)}->{truth.h.title(b)}"
@@ -590,6 +595,24 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
     # Direction (checked once every edge is known, see :func:`_check_directions`).
     if not any(d["back"] for *_, d in edges):
         forward.append((where, a, b, src_box, dst_box))
+
+
+def _box_between(pic: Picture, one: str, other: str) -> str | None:
+    """A box drawn across the straight line between two boxes' centres, outside both (open
+    groups holding either end, and boxes holding or held by either, aside), or None."""
+    a, b = pic.boxes[one], pic.boxes[other]
+    steps = max(8, int(math.dist((a.cx, a.cy), (b.cx, b.cy)) / 2))
+    points = [(a.cx + (b.cx - a.cx) * k / steps, a.cy + (b.cy - a.cy) * k / steps)
+              for k in range(1, steps)]
+    for key, box in pic.boxes.items():
+        if key in (one, other) or box.kind not in ("op", "group"):
+            continue
+        if box.contains(a) or box.contains(b) or a.contains(box) or b.contains(box):
+            continue
+        if any(abs(x - box.cx) < box.w / 2 - 1 and abs(y - box.cy) < box.h / 2 - 1
+               for x, y in points):
+            return box.name
+    return None
 
 
 def _gap(a: Box, b: Box, *, across: bool) -> float:

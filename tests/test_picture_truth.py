@@ -166,6 +166,26 @@ def test_the_fallback_row_layout_joins_its_own_boxes(graphviz_engine: str) -> No
     assert max(xs) - min(xs) < 4 * (max(ys) - min(ys)), "dot's flat layout, not the rows"
 
 
+
+def test_the_oracle_sees_a_stub_drawn_past_a_neighbour() -> None:
+    """A stub reads as belonging to the nearest box along its line: one drawn with another box
+    between it and the box at its edge's other end is reported, though it stays near."""
+    graph = graphviz_tb.load(SAMPLES / "mnist_tf1.pb")
+    options = RenderOptions(depth=2)
+    pic = read_svg(graph.render(options=options), graph.render(format="dot", options=options))
+    h = graph.hierarchy(options)
+    assert check_picture(pic, h), "the picture as drawn is true"
+    edge = next(e for e in pic.edges if pic.boxes[e.dst].kind == "stub")
+    stub, near = pic.boxes[edge.dst], pic.boxes[edge.src]
+    other = min((b for b in pic.boxes.values() if b.kind == "op" and b is not near
+                 and not b.contains(near) and not near.contains(b)),
+                key=lambda b: (b.cx - near.cx) ** 2 + (b.cy - near.cy) ** 2)
+    stub.cx, stub.cy = 2 * other.cx - near.cx, 2 * other.cy - near.cy  # past its neighbour
+    problems = check_picture(pic, h).problems
+    assert any("lies between its stub and the box at its other end" in p
+               for p in problems), problems
+
+
 # --------------------------------------------------------------------------- the viewer
 
 def _open(browser: Any, path: Path) -> Any:
