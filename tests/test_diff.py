@@ -217,3 +217,34 @@ def test_the_viewer_lists_changes_and_shows_old_beside_new(diff_pairs: dict, bro
         assert page.js(visible) != "none"
     finally:
         page.close()
+
+
+@pytest.mark.browser
+def test_the_change_list_tells_every_change_apart(browser: object, tmp_path: Path) -> None:
+    """The list shows each op by the end of its name, which is what differs along a path.
+    Two of the sample diff's added ops end alike (``…/BiasAdd/ReadVariableOp/resource`` and
+    ``…/Cast/ReadVariableOp/resource``) and were listed as the same two words; a row shows as
+    much of the name's end as tells it from every other row, marked as cut where it is."""
+    from test_html import Page
+
+    samples = Path(__file__).resolve().parents[1] / "samples" / "diff"
+    page_path = tmp_path / "diff.html"
+    graphviz_tb.diff(samples / "cnn_v1.pb", samples / "cnn_v2.pb").render(page_path)
+    page = Page(browser, page_path)
+    try:
+        rows = page.js("[...document.querySelectorAll('nav.changes button.link')].map("
+                       "(b) => [b.dataset.name, b.querySelector('.name').textContent])")
+        assert len(rows) == 8
+        full = [name for name, _ in rows]
+        shown = [text for _, text in rows]
+        assert len(set(shown)) == len(set(full)) == len(rows), shown
+        for name, text in rows:
+            assert text == name or (text.startswith("…/") and name.endswith(text[1:])), \
+                (name, text)
+        # Nothing cuts the shown end further: the changed op's description once squeezed its
+        # name to "…/conv…".
+        clipped = page.js("[...document.querySelectorAll('nav.changes .name')].filter("
+                          "(e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)")
+        assert clipped == []
+    finally:
+        page.close()

@@ -171,15 +171,38 @@ function opCost(app, i) {
   return parts;
 }
 
+// How a list shows each op: the end of its name, at least its last two components, and as
+// many more as tell it from every other name listed (`…/BiasAdd/ReadVariableOp/resource` and
+// `…/Cast/ReadVariableOp/resource`, not `ReadVariableOp/resource` twice); `…/` marks a cut.
+export function distinctEnds(names, least = 2) {
+  const parts = names.map((n) => n.split("/"));
+  const keep = parts.map((p) => Math.min(least, p.length));
+  const end = (i) => parts[i].slice(-keep[i]).join("/");
+  for (let grew = true; grew;) {
+    const count = new Map();
+    parts.forEach((_, i) => count.set(end(i), (count.get(end(i)) || 0) + 1));
+    grew = false;
+    parts.forEach((p, i) => {
+      if (count.get(end(i)) > 1 && keep[i] < p.length) {
+        keep[i] += 1;
+        grew = true;
+      }
+    });
+  }
+  return parts.map((p, i) => (keep[i] < p.length ? "…/" : "") + end(i));
+}
+
 // The most expensive ops of the current step, each a link to its box.
 export function renderTopOps(app) {
   const g = app.g;
   const metric = app.costMetric() || "time";
   const totals = g.costTotals(app.step, metric);
-  const rows = app.topOps().map((i) => h("li", null, h("button", {
+  const top = app.topOps();
+  const ends = distinctEnds(top.map((i) => g.name[i]));
+  const rows = top.map((i, k) => h("li", null, h("button", {
     class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
     onclick: () => app.ui.jumpTo(i) },
-  h("span", { class: "name" }, cleanText(g.name[i].split("/").slice(-2).join("/"), 60)),
+  h("span", { class: "name" }, cleanText(ends[k], 60)),
   h("span", { class: "value" }, formatCost(metric, totals[i])))));
   const what = metric === "memory" ? "memory" : "compute time";
   return [h("h3", null, `top ops by ${what}`),
@@ -192,14 +215,15 @@ const SIGNS = { changed: "~", added: "+", removed: "−" };
 export function renderChanges(app) {
   const g = app.g;
   const d = g.diff;
-  const rows = d.changes.map((i) => {
+  const ends = distinctEnds(d.changes.map((i) => g.name[i]));
+  const rows = d.changes.map((i, k) => {
     const status = g.diffStatus(i);
     const what = (d.what[i] || [])[0];
     return h("li", { class: `diff-${status}` }, h("button", {
       class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
       onclick: () => app.ui.jumpTo(i) },
     h("span", { class: "sign" }, SIGNS[status]),
-    h("span", { class: "name" }, cleanText(g.name[i].split("/").slice(-2).join("/"), 60)),
+    h("span", { class: "name" }, cleanText(ends[k], 60)),
     what ? h("span", { class: "value" }, cleanText(what, 60)) : null));
   });
   const t = d.total;
