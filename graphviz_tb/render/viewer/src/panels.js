@@ -202,7 +202,7 @@ export function renderTopOps(app) {
   const rows = top.map((i, k) => h("li", null, h("button", {
     class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
     onclick: () => app.ui.jumpTo(i) },
-  h("span", { class: "name" }, cleanText(ends[k], 60)),
+  h("span", { class: "name" }, h("bdi", null, cleanText(ends[k], 60))),
   h("span", { class: "value" }, formatCost(metric, totals[i])))));
   const what = metric === "memory" ? "memory" : "compute time";
   return [h("h3", null, `top ops by ${what}`),
@@ -223,7 +223,7 @@ export function renderChanges(app) {
       class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
       onclick: () => app.ui.jumpTo(i) },
     h("span", { class: "sign" }, SIGNS[status]),
-    h("span", { class: "name" }, cleanText(ends[k], 60)),
+    h("span", { class: "name" }, h("bdi", null, cleanText(ends[k], 60))),
     what ? h("span", { class: "value" }, cleanText(what, 60)) : null));
   });
   const t = d.total;
