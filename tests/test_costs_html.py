@@ -123,3 +123,21 @@ def test_a_page_without_costs_offers_no_cost_mode(browser: Any, tmp_path: Path) 
         assert not plain.page.locator("select[aria-label=step]").is_visible()
     finally:
         plain.close()
+
+
+def test_top_ops_keep_the_end_of_a_name_too_long_for_its_row(page: Page) -> None:
+    """A name too long for the list is cut at its start: its last letters, which tell
+    ``…Conv2DBackpropInput`` from ``…Conv2DBackpropFilter``, stay in view."""
+    page.js("window.tbgraph.setColorBy('compute-time')")
+    hidden_ends = page.js("""[...document.querySelectorAll('.topops .name')].filter((e) => {
+        const text = e.firstChild.firstChild;
+        const r = document.createRange();
+        r.setStart(text, text.length - 1);
+        r.setEnd(text, text.length);
+        const last = r.getBoundingClientRect(), box = e.getBoundingClientRect();
+        return last.right > box.right + 0.5 || last.left < box.left - 0.5;
+      }).map((e) => e.textContent)""")
+    cut = page.js("[...document.querySelectorAll('.topops .name')].filter("
+                  "(e) => e.scrollWidth > e.clientWidth + 1).length")
+    assert cut > 0, "the sample has names too long for the list"
+    assert hidden_ends == []
