@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from picture import DOM_SCRIPT, check_picture, read_dom, read_svg, tally
+from picture import DOM_SCRIPT, Picture, check_picture, read_dom, read_svg, tally
+from svgparse import op_name
 
 import graphviz_tb
 from graphviz_tb import engine
@@ -283,11 +284,37 @@ def test_control_flow_merges_are_drawn_in_place_not_aside() -> None:
     assert [b.name for b in merges if "aux" in b.classes] == []
 
 
+def _assert_call_feeds_its_arguments(pic: Picture, h: Any) -> None:
+    """keras_cnn's ``StatefulPartitionedCall`` drawn open: its call op in place (not aside as
+    an auxiliary node, no stubs), one edge from it into each of its 7 ``_Arg``s, and the
+    picture true."""
+    call = [k for k, b in pic.boxes.items()
+            if b.kind == "op" and op_name(b.name) == "StatefulPartitionedCall"]
+    assert len(call) == 1 and "aux" not in pic.boxes[call[0]].classes, call
+    assert not [b.name for b in pic.boxes.values() if b.kind == "stub"]
+    args = {k for k, b in pic.boxes.items() if b.kind == "op" and "arg" in b.classes}
+    assert len(args) == 7
+    assert {e.dst for e in pic.edges if e.src == call[0]} == args, \
+        "one edge from the call op into each of its arguments"
+    report = check_picture(pic, h)
+    assert report, report.summary()
+
+
+def test_a_call_opened_into_its_body_feeds_its_arguments_in_place() -> None:
+    """keras_cnn's default view opens ``StatefulPartitionedCall`` into its body.  The call op
+    inside is the body's entry: it feeds every ``_Arg`` with its own inputs.  With seven inputs
+    its degree made it an outlier, so it was moved aside as an auxiliary node: a lone ellipse
+    in the group's corner, and a stub under each argument naming the group's own name."""
+    graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
+    options = RenderOptions()
+    pic = read_svg(graph.render(options=options), graph.render(format="dot", options=options))
+    _assert_call_feeds_its_arguments(pic, graph.hierarchy(options))
+
+
 @pytest.mark.browser
 def test_the_viewer_keeps_a_call_op_in_its_opened_body(graphviz_engine: str, browser: Any,
                                                        tmp_path: Path) -> None:
-    """The viewer lays out a call it opens itself as the SVG does: the call op feeds each
-    ``_Arg`` in place, not moved aside as an auxiliary node with a stub under every argument."""
+    """The viewer lays out a call it opens itself as the SVG does."""
     graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
     options = RenderOptions(depth=1)  # the call closed: the viewer opens it, not Python
     page_path = tmp_path / "page.html"
@@ -295,15 +322,8 @@ def test_the_viewer_keeps_a_call_op_in_its_opened_body(graphviz_engine: str, bro
     page = _open(browser, page_path)
     try:
         assert page.evaluate("window.tbgraph.expand('StatefulPartitionedCall')") is not False
-        pic = read_dom(page.evaluate(DOM_SCRIPT))
-        call = [k for k, b in pic.boxes.items()
-                if b.kind == "op" and b.name == "StatefulPartitionedCall"]
-        assert len(call) == 1 and "aux" not in pic.boxes[call[0]].classes
-        assert not [b for b in pic.boxes.values() if b.kind == "stub"]
-        args = {k for k, b in pic.boxes.items() if b.kind == "op" and "arg" in b.classes}
-        assert len(args) == 7 and {e.dst for e in pic.edges if e.src == call[0]} == args
-        report = check_picture(pic, graph.hierarchy(options))
-        assert report, report.summary()
+        _assert_call_feeds_its_arguments(read_dom(page.evaluate(DOM_SCRIPT)),
+                                          graph.hierarchy(options))
         assert page.errors == []  # type: ignore[attr-defined]
     finally:
         page.close()

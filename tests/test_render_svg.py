@@ -12,7 +12,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from picture import check_picture, read_svg
 from svgparse import (
     SAMPLES,
     assert_no_overlaps,
@@ -22,13 +21,11 @@ from svgparse import (
     edge_path,
     fill_of,
     node_groups,
-    op_name,
     parse,
     title,
 )
 
 import graphviz_tb
-from graphviz_tb.options import RenderOptions
 from graphviz_tb.structure import UNIQUE_COLOR
 
 pytestmark = pytest.mark.dot
@@ -293,22 +290,3 @@ def test_groups_too_wide_for_dot_fall_back_to_rows(mnist: graphviz_tb.Graph,
     assert len(node_groups(root, "op")) > 200
     assert_no_overlaps(root)
 
-
-def test_a_call_opened_into_its_body_feeds_its_arguments_in_place() -> None:
-    """keras_cnn's default view opens ``StatefulPartitionedCall`` into its body.  The call op
-    inside is the body's entry: it feeds every ``_Arg`` with its own inputs.  With seven inputs
-    its degree made it an outlier, so it was moved aside as an auxiliary node: a lone ellipse
-    in the group's corner, and a stub under each argument naming the group's own name."""
-    graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
-    options = RenderOptions()
-    pic = read_svg(graph.render(options=options), graph.render(format="dot", options=options))
-    call = [b for b in pic.boxes.values()
-            if b.kind == "op" and op_name(b.name) == "StatefulPartitionedCall"]
-    assert len(call) == 1 and "aux" not in call[0].classes, call
-    assert not [b.name for b in pic.boxes.values() if b.kind == "stub"]
-    args = {k for k, b in pic.boxes.items() if b.kind == "op" and "arg" in b.classes}
-    assert len(args) == 7
-    fed = {e.dst for e in pic.edges if e.src == call[0].key}
-    assert fed == args, "one edge from the call op into each of its arguments"
-    report = check_picture(pic, graph.hierarchy(options))
-    assert not report.problems, report.problems
