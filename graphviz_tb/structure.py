@@ -148,33 +148,50 @@ class Templates:
         for same_key in by_key.values():
             if len(same_key) == 1:
                 out.append(same_key)
-                continue
-            if all(g._template is not None for g in same_key) or len(
-                    {self._size(g) for g in same_key}) > 1:
-                # Subtrees of different sizes have different forms, so templates would be
-                # decided anyway; and the forms of nested groups (a scope nested 3,000 deep)
-                # each hold every level below: quadratic in the depth.
+            elif all(g._template is not None for g in same_key):
                 out.extend(_by_template(same_key).values())
-                continue
-            forms: list[tuple[tuple, list[Group]]] = []
-            for g in same_key:
-                form = self._form(g)
-                # Compared, not hashed: hashing a form costs as much as building it, and
-                # unequal forms mostly differ early.
-                same = next((gs for f, gs in forms if f == form), None)
-                if same is None:
-                    forms.append((form, [g]))
-                else:
-                    same.append(g)
-            if len(forms) == 1:
-                out.append(forms[0][1])
-                continue
-            forms_of = {gs[0]: gs for _, gs in forms}
-            for members in _by_template([gs[0] for _, gs in forms]).values():
-                merged = [g for rep in members for g in forms_of[rep]]
-                merged.sort(key=position.__getitem__)
-                out.append(merged)
+            elif len({self._size(g) for g in same_key}) == 1:
+                out.extend(self._by_form(same_key, position))
+            else:
+                # Settled, subtrees of different sizes differ in structure (equal templates
+                # mean alike children, recursively), so sizes split the key before forms are
+                # compared: the adjust blocks of NASNet's 18 cells come in two sizes, and
+                # deciding all their templates instead cost a sixth of the default render.
+                # A scope nested 3,000 deep is 3,000 sizes of one: no forms are built, which
+                # would each hold every level below.
+                for g in same_key:
+                    self.h.settle(g)
+                by_size: dict[int, list[Group]] = {}
+                for g in same_key:
+                    by_size.setdefault(self._size(g), []).append(g)
+                for same_size in by_size.values():
+                    out.extend(self._by_form(same_size, position))
         out.sort(key=lambda same: position[same[0]])
+        return out
+
+    def _by_form(self, groups: list[Group], position: dict[Group, int]) -> list[list[Group]]:
+        """Groups of one invariant and size partitioned by structure: alike when their
+        relative forms are equal, templates deciding only between the forms' first groups."""
+        if len(groups) == 1:
+            return [groups]
+        forms: list[tuple[tuple, list[Group]]] = []
+        for g in groups:
+            form = self._form(g)
+            # Compared, not hashed: hashing a form costs as much as building it, and unequal
+            # forms mostly differ early.
+            same = next((gs for f, gs in forms if f == form), None)
+            if same is None:
+                forms.append((form, [g]))
+            else:
+                same.append(g)
+        if len(forms) == 1:
+            return [forms[0][1]]
+        forms_of = {gs[0]: gs for _, gs in forms}
+        out = []
+        for members in _by_template([gs[0] for _, gs in forms]).values():
+            merged = [g for rep in members for g in forms_of[rep]]
+            merged.sort(key=position.__getitem__)
+            out.append(merged)
         return out
 
     def _form(self, group: Group) -> tuple:
