@@ -45,6 +45,7 @@ __all__ = [
     "OpNode",
     "TemplateSource",
     "build_hierarchy",
+    "is_section",
     "scope_path",
 ]
 
@@ -500,7 +501,7 @@ def _finish(h: Hierarchy) -> None:
         g = stack.pop()
         preorder.append(g)
         children = g._children
-        if len(children) > 1 and not _is_section(children[0]):  # sections are made in order
+        if len(children) > 1 and not is_section(children[0]):  # sections are made in order
             g._children = children = _ordered(children)
         depth = g.depth + 1
         for m in children:
@@ -519,7 +520,8 @@ def _finish(h: Hierarchy) -> None:
         g.op_count, g.op_hash = count, total
 
 
-def _is_section(m: Member) -> bool:
+def is_section(m: Member) -> bool:
+    """Is this a section: a numbered slice of a group too big for one layout?"""
     return isinstance(m, Group) and m.kind == "section"
 
 

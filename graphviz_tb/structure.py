@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from .model import GraphModel
     from .options import RenderOptions
 
-__all__ = ["UNIQUE_COLOR", "PictureColors", "Templates", "palette", "structured_hierarchy",
-           "templates_of"]
+__all__ = ["UNIQUE_COLOR", "PictureColors", "Templates", "legend_labels", "palette",
+           "structured_hierarchy", "templates_of"]
 
 _K = TypeVar("_K")
 _DIGITS = re.compile(r"(\d+)")
@@ -363,6 +363,31 @@ def _legend_order(instances: dict[_K, list[Group]]) -> list[_K]:
     repeated.sort(key=lambda t: (-instances[t][0].op_count * len(instances[t]),
                                  instances[t][0].name))
     return repeated
+
+
+def legend_labels(groups: list[Group]) -> list[str]:
+    """What the legend calls each structure, by its first instance: the group's label,
+    lengthened by its parents' (``gradients/conv1``) while another row would read the same.
+
+    A training graph's default view shows the model's ``conv1`` and ``conv2`` and the
+    gradients' ``conv1`` and ``conv2``: two structures, each first seen in a group named
+    ``conv1``, whose legend rows read alike.  Each pass lengthens only the rows that still
+    collide, so the passes are at most the deepest name's components.
+    """
+    parts = [[p for p in g.name.split("/") if p] or [g.label] for g in groups]
+    keep = [1] * len(parts)
+    while True:
+        ends = ["/".join(p[-k:]) for p, k in zip(parts, keep, strict=True)]
+        seen: dict[str, int] = {}
+        for end in ends:
+            seen[end] = seen.get(end, 0) + 1
+        grew = False
+        for i, p in enumerate(parts):
+            if seen[ends[i]] > 1 and keep[i] < len(p):
+                keep[i] += 1
+                grew = True
+        if not grew:
+            return ends
 
 
 def palette(index: int, theme: str = "light") -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .auxiliary import is_bookkeeping
 from .errors import GraphvizTbError
-from .hierarchy import Group, Hierarchy, Member, OpNode
+from .hierarchy import Group, Hierarchy, Member, OpNode, is_section
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,6 +32,8 @@ __all__ = ["DiffTally", "View", "auto_open", "choose_view", "expanded_groups", "
 
 #: Fewer visible boxes than this is not yet an overview: the biggest group that fits opens.
 OVERVIEW_MIN = 12
+#: Nor is a picture in which one closed box holds more than this share of the ops.
+OVERVIEW_SHARE = 1 / 8
 #: The first picture opens groups no deeper than this (scopes nested thousands deep exist).
 AUTO_DEPTH = 8
 
@@ -142,11 +144,15 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     """The groups a first picture opens by itself, biggest first (by op count).
 
     A group opens when the picture stays within ``budget`` boxes with it open, and either it
-    holds more than half of all ops (one box holding most of the graph teaches nothing) or
-    the picture is not yet an overview (fewer than :data:`OVERVIEW_MIN` boxes).  Bookkeeping
-    groups (``save``, ``init``, summaries) never open by themselves, nor groups deeper than
-    :data:`AUTO_DEPTH`.  Only the children of groups met on the way are read, so the tree
-    below stays unsettled.
+    holds more than :data:`OVERVIEW_SHARE` of all ops (a box that big hides the structure an
+    overview is for: NASNet-Large's cells, ResNet-50's blocks) or the picture is not yet an
+    overview (fewer than :data:`OVERVIEW_MIN` boxes).  Bookkeeping groups (``save``,
+    ``init``, summaries) never open by themselves, nor groups deeper than
+    :data:`AUTO_DEPTH`, nor a group cut into sections unless it holds more than half the
+    ops: its boxes would be numbered slices (``[1–200 of 611]``), which show no structure
+    and spend the budget (NASNet-Large's ``train/gradients`` took it from the model's
+    cells).  Only the children of groups met on the way are read, so the tree below stays
+    unsettled.
 
     With ``weight`` (a diff: how many changed ops a group holds), groups open by that weight
     instead, every one that holds any and fits, so nothing must be opened to find a change.
@@ -170,10 +176,12 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     offer(h.root)
     while queue:
         _, _, g = heapq.heappop(queue)
-        if weight is None and 2 * g.op_count <= total and visible >= OVERVIEW_MIN:
+        if weight is None and g.op_count <= OVERVIEW_SHARE * total and visible >= OVERVIEW_MIN:
             break  # what is left is small, and the picture is an overview already
-        grown = visible - 1 + len(g.children)
-        if grown > budget:
+        children = g.children
+        grown = visible - 1 + len(children)
+        if grown > budget or (weight is None and is_section(children[0])
+                              and 2 * g.op_count <= total):
             continue
         opened.add(g)
         visible = grown

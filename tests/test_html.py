@@ -51,6 +51,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     files = {}
     files["mnist"] = out / "mnist.html"
     graphviz_tb.load(str(MNIST)).render(files["mnist"])
+    files["mnist_top"] = out / "mnist_top.html"  # the top level only, every group closed
+    graphviz_tb.load(str(MNIST)).render(files["mnist_top"], depth=1)
     files["hostile"] = out / "hostile.html"
     _hostile_graph().render(files["hostile"], title=HOSTILE[0], expand_all=True)
     return files
@@ -272,16 +274,49 @@ def _names(data: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- in Chromium
 
 
-def test_page_is_ready_and_draws_the_top_level(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["mnist"])
+def _first_view(graph: graphviz_tb.Graph, **options: Any) -> set[str]:
+    """Every box of the view Python chooses for ``options``: each open group and its
+    members, down from the root."""
+    from graphviz_tb.options import RenderOptions
+    from graphviz_tb.view import choose_view
+
+    h = graph.hierarchy()
+    opened = choose_view(h, RenderOptions(**options)).expanded
+    names: set[str] = set()
+    stack = [h.root]
+    while stack:
+        for m in stack.pop().children:
+            names.add(m.name)
+            if m in opened:
+                stack.append(m)  # type: ignore[arg-type]
+    return names
+
+
+@pytest.mark.parametrize("which", ["mnist", "mnist_top"])
+def test_page_is_ready_and_draws_the_view_python_chose(open_page: Any, pages: dict[str, Path],
+                                                       which: str) -> None:
+    """The default view (the same rule as the SVG's: ``train`` and its gradients open), and
+    with ``depth=1`` the top level alone."""
+    page = open_page(pages[which])
     assert page.ready_s < 5
     visible = page.visible()
     graph = graphviz_tb.load(str(MNIST))
+    expected = _first_view(graph, depth=1 if which == "mnist_top" else None)
+    assert set(visible) == expected
     top = {m.name for m in graph.hierarchy().root.children}
-    assert set(visible) == top
+    assert (expected == top) is (which == "mnist_top")
     drawn = page.js("[...document.querySelectorAll('[data-node]')]"
                     ".map(e => e.getAttribute('data-node'))")
     assert sorted(drawn) == sorted(visible)
+
+
+def test_legend_rows_read_differently(open_page: Any, pages: dict[str, Path]) -> None:
+    """The viewer's legend, like the SVG's: the model's ``conv1`` and the gradients'
+    ``conv1`` are two structures, and their rows say which is which."""
+    page = open_page(pages["mnist"])
+    rows = [r for r in page.page.locator(".legend li").all_inner_texts() if " × " in r]
+    assert len(rows) == len(set(rows)), rows
+    assert {"conv1 × 2", "gradients/conv1 × 2"} <= {" ".join(r.split()) for r in rows}
 
 
 def test_first_picture_needs_no_layout_engine(open_page: Any, pages: dict[str, Path]) -> None:
@@ -289,15 +324,15 @@ def test_first_picture_needs_no_layout_engine(open_page: Any, pages: dict[str, P
     start (a browser without DecompressionStream), and expanding then says why it cannot."""
     page = open_page(pages["mnist"], init_script="delete window.DecompressionStream;")
     graph = graphviz_tb.load(str(MNIST))
-    assert set(page.visible()) == {m.name for m in graph.hierarchy().root.children}
+    assert set(page.visible()) == _first_view(graph)
     assert page.js("window.tbgraph.layoutStats().runs") == 0
-    assert page.js("window.tbgraph.expand('train')") is False
-    assert "train/gradients" not in page.visible()
+    assert page.js("window.tbgraph.expand('conv1')") is False
+    assert "conv1/Conv2D" not in page.visible()
     assert "DecompressionStream" in page.page.locator(".toast").inner_text()
 
 
 def test_expanding_adds_members_without_overlap(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["mnist"])
+    page = open_page(pages["mnist_top"])
     before = set(page.visible())
     assert "train" in before
     assert page.js("window.tbgraph.expand('train')") is True

@@ -136,8 +136,9 @@ def add_commands(sub: Any) -> None:
 
     render = sub.add_parser(
         "render", help="draw a graph as SVG, PNG, PDF, DOT or interactive HTML",
-        description="Draw a graph.  Name scopes, function bodies and series are collapsed "
-                    "below the top level; groups with the same internal structure share a "
+        description="Draw a graph.  Name scopes, function bodies and series are drawn as "
+                    "boxes, the biggest opened until the picture is an overview (see "
+                    "--depth and --budget); groups with the same internal structure share a "
                     "colour; data edges are solid and labelled with tensor shapes, control "
                     "edges dashed, reference edges bold; inputs sit at the bottom.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -21,7 +21,7 @@ from ..layout import ARROW_SIZE, PT, Stub, tensor_lines
 from ..model import CONTROL, REF
 from ..scene import Box, Scene
 from ..shapes import format_shape
-from ..structure import UNIQUE_COLOR, PictureColors, palette, templates_of
+from ..structure import UNIQUE_COLOR, PictureColors, legend_labels, palette, templates_of
 from ..view import DiffTally
 
 if TYPE_CHECKING:
@@ -281,10 +281,10 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     elif styler.structure is not None:
         colors = styler.structure
         shown = colors.repeated
-        for t in shown[:12]:
-            alike = colors.alike[t]
+        labels = legend_labels(shown)  # keyed by first instance: the groups themselves
+        for t, label in zip(shown[:12], labels[:12], strict=True):
             rows.append(_legend_row(colors.template_color(t, options.theme),
-                                    f"{clean_text(alike[0].label, 28)} × {len(alike)}"))
+                                    f"{clean_text(label, 36)} × {len(colors.alike[t])}"))
         if len(shown) > 12:
             rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - 12} more templates</TD></TR>")
         rows.append(_legend_row(UNIQUE_COLOR[options.theme], "unique structure"))

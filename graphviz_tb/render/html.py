@@ -67,7 +67,7 @@ from ..layout import (
 from ..model import CONTROL, DATA, REF
 from ..scene import Scene, build_scene
 from ..shapes import format_shape
-from ..structure import UNIQUE_COLOR, templates_of
+from ..structure import UNIQUE_COLOR, legend_labels, templates_of
 from ..view import DiffTally, focus_members
 from .dot import COST_COLORS, DIFF_COLORS, DIFF_LINES, THEMES, clean_text
 
@@ -462,9 +462,9 @@ class _Builder:
             k += 1
         op_ids = [ids[m] for m in ops.members]
         tpl_table = []
-        for t in templates.repeated:
-            rep = templates.representative(t)
-            tpl_table.append([rep.label, len(templates.instances[t])])
+        called = legend_labels([templates.representative(t) for t in templates.repeated])
+        for t, name in zip(templates.repeated, called, strict=True):
+            tpl_table.append([name, len(templates.instances[t])])
         return {
             "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "sz": sz,
             "sizes": sizes.values, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops,
