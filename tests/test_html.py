@@ -319,6 +319,33 @@ def test_legend_rows_read_differently(open_page: Any, pages: dict[str, Path]) ->
     assert {"conv1 × 2", "gradients/conv1 × 2"} <= {" ".join(r.split()) for r in rows}
 
 
+@pytest.mark.parametrize("sample", ["keras_cnn.pb", "mnist_tf1.pb", "saved_model"])
+def test_the_fitted_picture_lies_clear_of_the_legend_and_minimap(open_page: Any,
+                                                                 tmp_path: Path,
+                                                                 sample: str) -> None:
+    """Fitted to the window, no drawn box lies under a panel floating over the canvas.
+    keras_cnn's default view (wide and low) had its first two inputs under the legend and
+    its last one under the minimap; fitted (f) again after a resize, likewise."""
+    path = tmp_path / "page.html"
+    graphviz_tb.load(str(SAMPLES / sample)).render(path)
+    page = open_page(path)
+    covered = """() => {
+        const r = (e) => e.getBoundingClientRect();
+        const panels = [...document.querySelectorAll('.legend, .minimap')].map(r)
+            .filter((p) => p.width > 0);
+        const hit = (a, b) => a.left < b.right && b.left < a.right
+            && a.top < b.bottom && b.top < a.bottom;
+        return [...document.querySelectorAll('[data-node]')]
+            .filter((e) => panels.some((p) => hit(r(e), p)))
+            .map((e) => e.getAttribute('data-node'));
+    }"""
+    assert page.js("document.querySelectorAll('.legend li').length") > 3
+    assert page.js(covered) == []
+    page.page.set_viewport_size({"width": 900, "height": 1000})
+    page.js("window.tbgraph.fit()")
+    assert page.js(covered) == []
+
+
 def test_first_picture_needs_no_layout_engine(open_page: Any, pages: dict[str, Path]) -> None:
     """The first picture is Python's layout: it is drawn even where the layout engine cannot
     start (a browser without DecompressionStream), and expanding then says why it cannot."""

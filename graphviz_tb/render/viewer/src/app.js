@@ -474,14 +474,31 @@ export class App {
     return [r.width || 800, r.height || 600];
   }
 
+  // Fit the picture into the canvas, clear of the panels floating over it (legend, minimap,
+  // top ops, details): into the band between the panels above and below, or the column
+  // between those left and right, whichever draws it bigger.  Fitted to the whole canvas, a
+  // wide picture had its first inputs under the legend.  (Only a window too small for either
+  // puts the picture under the panels.)
   fit() {
     if (!this.scene) return;
     const [W, H] = this.size();
     const m = 24;
     const sw = Math.max(this.scene.w, 1);
     const sh = Math.max(this.scene.h, 1);
-    const k = Math.min((W - 2 * m) / sw, (H - 2 * m) / sh, 1.5);
-    this.setView(k, (W - sw * k) / 2, (H + sh * k) / 2);
+    let top = 0, bottom = H, left = 0, right = W;
+    for (const p of this.panels ? this.panels() : []) {
+      if (p.top + p.bottom < H) top = Math.max(top, p.bottom);
+      else bottom = Math.min(bottom, p.top);
+      if (p.left + p.right < W) left = Math.max(left, p.right);
+      else right = Math.min(right, p.left);
+    }
+    const free = [[0, top, W, bottom - top], [left, 0, right - left, H]]
+      .filter(([, , w, h]) => w > 4 * m && h > 4 * m);
+    const areas = free.length ? free : [[0, 0, W, H]];  // a window too small for both
+    const scale = ([, , w, h]) => Math.min((w - 2 * m) / sw, (h - 2 * m) / sh, 1.5);
+    const [x, y, w, h] = areas.reduce((a, b) => (scale(b) > scale(a) ? b : a));
+    const k = scale([x, y, w, h]);
+    this.setView(k, x + (w - sw * k) / 2, y + (h + sh * k) / 2);
   }
 
   zoomAt(factor, sx, sy) {

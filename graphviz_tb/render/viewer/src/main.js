@@ -118,6 +118,15 @@ class UI {
     this.minimap = new Minimap(app, this.minimapCanvas);
     app.insetRight = () => (this.details.classList.contains("hidden") ? 0
       : this.details.getBoundingClientRect().width);
+    // The panels over the canvas, in its coordinates (the minimap sized for this scene first).
+    app.panels = () => {
+      this.minimap.draw();
+      const at = this.svg.getBoundingClientRect();
+      return [this.legend, this.minimapCanvas, this.topops, this.changes, this.details]
+        .map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0)
+        .map((r) => ({ left: r.left - at.left, right: r.right - at.left,
+          top: r.top - at.top, bottom: r.bottom - at.top }));
+    };
     if (!app.options.legend) this.legend.classList.add("hidden");
     this.bindCanvas();
     this.bindKeys();
