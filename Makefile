@@ -80,6 +80,7 @@ dist: $(VENV)/.stamp-test $(VIEWER)
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check graphviz_tb tests samples bench docs scripts
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 # The documentation site, every picture drawn by the tool itself; any warning fails it.
 # Also regenerates the README's picture (deterministic, so it changes only with the graph).
@@ -107,4 +108,4 @@ samples: $(VENV)/.stamp-test
 	$(BIN)/python samples/make_samples.py
 
 clean:
-	rm -rf $(OUT) build dist *.egg-info .pytest_cache docs/_build
+	rm -rf $(OUT) build dist *.egg-info .pytest_cache .mypy_cache docs/_build

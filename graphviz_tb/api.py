@@ -20,7 +20,7 @@ from .errors import GraphvizTbError, GraphvizTbWarning, InputError
 from .options import LoadOptions, RenderOptions
 
 if TYPE_CHECKING:
-    from .costs import CostSet
+    from .costs import CostSet, StepCosts
     from .hierarchy import Hierarchy
     from .inference import ShapeReport
     from .model import GraphModel
@@ -140,7 +140,7 @@ class Graph:
         if every_step not in self._costs:
             sources, chosen = select_costs(self.discovery, self.source,
                                            self.load_options.run_metadata)
-            steps = []
+            steps: list[StepCosts] = []
             for index, source in enumerate(sources):
                 if index != chosen and not every_step:
                     continue
@@ -351,12 +351,12 @@ class Graph:
             lead = self if self in shared else shared[0]
             wanted = None
             for graph in shared:
-                costs = graph.costs(every_step=True)
-                if costs is not None:
-                    for step in costs.steps:
+                recorded = graph.costs(every_step=True)
+                if recorded is not None:
+                    for step in recorded.steps:
                         steps.setdefault(step.name, step)
                     if graph is lead:
-                        wanted = costs.current.name
+                        wanted = recorded.current.name
             names = list(steps)
             chosen = names.index(wanted) if wanted in steps else 0
             graphs.append(EmbeddedGraph(lead.hierarchy(options), lead.name,

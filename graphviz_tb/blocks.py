@@ -25,7 +25,16 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from _typeshed import SupportsRichComparison
+
+    #: One sort key per node (compared, and pushed on heaps: hashing alone is not enough).
+    Keys: TypeAlias = Sequence[SupportsRichComparison]
 
 __all__ = ["ChildGraph", "blocks", "convex_chunks", "cyclic_parts", "has_sequence", "hull",
            "label_groups", "segments", "strong_components", "topological_order"]
@@ -67,7 +76,7 @@ class ChildGraph:
         self._topo: list[int] | None = None
 
 
-def topological_order(g: ChildGraph, key: Sequence[Hashable] | None = None) -> list[int]:
+def topological_order(g: ChildGraph, key: Keys | None = None) -> list[int]:
     """Kahn's algorithm, smallest ``key`` first among the ready (a heap: O(E + V log V)).
 
     Nodes on a cycle (there should be none) come last, in key order.  Without ``key``, the
@@ -79,13 +88,13 @@ def topological_order(g: ChildGraph, key: Sequence[Hashable] | None = None) -> l
     order = _kahn(g, keys)
     if len(order) < g.n:
         placed = set(order)
-        order.extend(sorted((i for i in range(g.n) if i not in placed), key=keys.__getitem__))
+        order.extend(sorted((i for i in range(g.n) if i not in placed), key=lambda i: keys[i]))
     if key is None:
         g._topo = order
     return order
 
 
-def _kahn(g: ChildGraph, keys: Sequence[Hashable]) -> list[int]:
+def _kahn(g: ChildGraph, keys: Keys) -> list[int]:
     """The nodes in topological order, smallest key first among the ready; those on a cycle
     or after one are left out."""
     indeg = [len(p) for p in g.pred]
@@ -102,7 +111,7 @@ def _kahn(g: ChildGraph, keys: Sequence[Hashable]) -> list[int]:
     return order
 
 
-def convex_chunks(g: ChildGraph, key: Sequence[Hashable], size: int) -> list[list[int]]:
+def convex_chunks(g: ChildGraph, key: Keys, size: int) -> list[list[int]]:
     """The nodes dealt into consecutive chunks of about ``size``, each convex.
 
     Chunks of a topological order are convex: a path leaving one reaches only later ones.
@@ -118,7 +127,7 @@ def convex_chunks(g: ChildGraph, key: Sequence[Hashable], size: int) -> list[lis
     for i in range(g.n):
         members[part_of[i]].append(i)
     for m in members:
-        m.sort(key=key.__getitem__)
+        m.sort(key=lambda i: key[i])
     parts = ChildGraph(len(members), [(part_of[a], part_of[b]) for a in range(g.n)
                                       for b in g.succ[a] if part_of[a] != part_of[b]])
     chunks: list[list[int]] = [[]]
@@ -331,7 +340,7 @@ def _refine(cuts: list[int], live: list[int], n: int, big: int) -> list[int]:
     return sorted(set(out))
 
 
-def blocks(g: ChildGraph, signature: Sequence[Hashable]) -> list[list[int]]:
+def blocks(g: ChildGraph, signature: Keys) -> list[list[int]]:
     """The group's blocks: its segments, runs of tiny ones joined, a periodic sequence cut at
     its period.  Each block lists its children in dataflow order; children in no block (alone,
     touching nothing) are left out.  Fewer than two blocks means the graph has no modules to
@@ -386,7 +395,7 @@ def _join_small(members: list[list[int]]) -> list[list[int]]:
     return out
 
 
-def _fold_period(members: list[list[int]], signature: Sequence[Hashable]) -> list[list[int]]:
+def _fold_period(members: list[list[int]], signature: Keys) -> list[list[int]]:
     """Cut a sequence of segments that repeats with a short period at that period: the
     longest stretch where segment ``k`` looks like segment ``k + p`` (same fingerprints, and
     not all one kind) is grouped ``p`` at a time from its start."""

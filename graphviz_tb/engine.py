@@ -146,7 +146,8 @@ class CommandEngine(Engine):
             raise GraphvizTbError(f"Graphviz ({self.name}) failed: {_last_line(proc.stderr)}")
         text = proc.stdout.decode("utf-8")
         decoder = json.JSONDecoder()
-        results, pos = [], 0
+        results: list[dict] = []
+        pos = 0
         while len(results) < len(sources):
             while pos < len(text) and text[pos].isspace():
                 pos += 1

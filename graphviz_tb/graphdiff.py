@@ -282,9 +282,9 @@ def _match(a: _Side, b: _Side) -> dict[str, str]:
     left = _unique(a, (o for o in a.type if o not in pairs))
     right = _unique(b, (n for n in b.type if n not in taken))
     for sig, n in right.items():
-        o = left.get(sig)
-        if o is not None and a.type[o] == b.type[n]:
-            pair(o, n)
+        match = left.get(sig)
+        if match is not None and a.type[match] == b.type[n]:
+            pair(match, n)
     # 4. Along the dataflow, from every pair.
     _spread(a, b, pairs, taken, pair)
     # 5. What is left: same name and type.
@@ -564,13 +564,13 @@ def _merge(d: GraphDiff) -> GraphModel:
     scopes = {s for n in taken for s in _scopes(n)} if d.removed else set()
     gone = _removed_scopes(d)
     for name in d.removed:
-        merged = _removed_name(name, taken, scopes, gone)
+        kept_as = _removed_name(name, taken, scopes, gone)
         k = 2
-        while merged in g:
-            merged, k = f"{name} (removed {k})", k + 1
-        place[name] = merged
-        g.add_node(merged, **{**old.g.nodes[name], "diff": REMOVED, "diff_what": [],
-                              "diff_old": name})
+        while kept_as in g:
+            kept_as, k = f"{name} (removed {k})", k + 1
+        place[name] = kept_as
+        g.add_node(kept_as, **{**old.g.nodes[name], "diff": REMOVED, "diff_what": [],
+                               "diff_old": name})
     added_edges = {(u, v) for u, v, _ in d.edges_added}
     for u, v, k, data in new.iter_edges():
         mark = ADDED if status[u] == ADDED or status[v] == ADDED or (u, v) in added_edges \

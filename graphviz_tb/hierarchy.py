@@ -324,9 +324,9 @@ class Hierarchy:
             _drop_looping_series(self, group)
         for series in group._children:
             if isinstance(series, Group) and series.kind == "series" and not series.op_count:
-                members = series._children
-                series.op_count = sum(c.op_count for c in members)  # type: ignore[attr-defined]
-                series.op_hash = sum(c.op_hash for c in members)  # type: ignore[attr-defined]
+                inside = series._children
+                series.op_count = sum(c.op_count for c in inside)  # type: ignore[attr-defined]
+                series.op_hash = sum(c.op_hash for c in inside)  # type: ignore[attr-defined]
                 _fix_depths(series)  # its members moved one level down
         group._children = _ordered(group._children)
 
@@ -375,7 +375,8 @@ class Hierarchy:
         """
         group.children  # noqa: B018  (its series made first: they change what meets in it)
         meet = self.meetings()
-        ops, succ, pairs, edges = self.ops, self.model.g._succ, meet.pairs, {}
+        ops, succ, pairs = self.ops, self.model.g._succ, meet.pairs
+        edges: dict[tuple[Member, Member], AggEdge] = {}
         for i in meet.of(group):
             u, v = pairs[i]
             a, b = _child_of(group, ops[u]), _child_of(group, ops[v])
@@ -748,6 +749,8 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
         for v, keydict in succ[u].items():
             if v not in inside:
                 continue
+            a: Member
+            b: Member
             if a0.parent is ops[v].parent or u == v:
                 a, b = a0, ops[v]
             else:
@@ -784,7 +787,7 @@ def _sections(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> None:
         graph, children = cached if cached and cached[1] is group._children else \
             _local_graph(h, group, meet)
         chunks = convex_chunks(graph, [_natural(c) for c in children], SECTION_SIZE)
-        sections = []
+        sections: list[Group] = []
         start = 0
         for chunk in chunks:
             members = [children[i] for i in chunk]
@@ -795,7 +798,7 @@ def _sections(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> None:
             _reparent(members, section)
             h.groups[full] = section
             sections.append(section)
-        group._children = sections
+        group._children = [*sections]
         meet.settle(h, group, sections)
 
 
@@ -995,8 +998,9 @@ def _repair_convexity(h: Hierarchy, meet: Meetings) -> None:
     """
     # Only parents of invented groups have anything to repair; parents first (a dissolved
     # group's invented children become its parent's).
-    parents = sorted({g.parent for g in h.groups.values() if g.kind in INVENTED},
-                     key=lambda g: (g.depth, g.name))  # type: ignore[union-attr]
+    parents = sorted({g.parent for g in h.groups.values()
+                      if g.kind in INVENTED and g.parent is not None},
+                     key=lambda g: (g.depth, g.name))
     for g in parents:
         extended: set[Group] = set()
         while True:

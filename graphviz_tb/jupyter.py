@@ -33,7 +33,9 @@ _FORMATS = ("svg", "html")
 class Displayable(Protocol):
     """What a notebook shows: something that renders itself (a :class:`graphviz_tb.Graph`)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """What the graph is called (a title)."""
 
     def render(self, path: None = None, *, format: str | None = None,
                options: RenderOptions | None = None) -> str | bytes | None:

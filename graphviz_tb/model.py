@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .attrs import decode_attrs
 from .errors import NoGraphError
@@ -255,7 +255,7 @@ class _Nodes:
     def get(self, name: str, default: Any = None) -> Any:
         return self._node.get(name, default)
 
-    def __call__(self, data: str | bool) -> Iterator[tuple[str, Any]]:
+    def __call__(self, data: str | Literal[True]) -> Iterator[tuple[str, Any]]:
         """``(name, attrs)`` with ``data=True``, ``(name, attrs[data])`` (or None) else."""
         if data is True:
             return iter(self._node.items())

@@ -20,7 +20,7 @@ import colorsys
 import re
 from typing import TYPE_CHECKING, TypeVar
 
-from .hierarchy import Group, Hierarchy, OpNode, aggregate_edges, build_hierarchy
+from .hierarchy import Group, Hierarchy, Member, aggregate_edges, build_hierarchy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -289,9 +289,11 @@ class Templates:
 
     def _decide(self, group: Group) -> None:
         op_ids = self._op_ids
-        label = {id(m): (m._template if isinstance(m, Group)
-                         else op_ids.setdefault(m.op, -len(op_ids) - 1))  # type: ignore[attr-defined]
-                 for m in group.children}
+        # Children's templates are decided first (see :meth:`of`): none is None here.
+        label: dict[int, int] = {
+            id(m): (m._template if isinstance(m, Group)  # type: ignore[misc]
+                    else op_ids.setdefault(m.op, -len(op_ids) - 1))  # type: ignore[attr-defined]
+            for m in group.children}
         description, exact = _canonical(group, label, self._intern)
         bucket = self._buckets.setdefault(description, [])
         template = None
@@ -425,8 +427,8 @@ class _ChildGraph:
             g = self._digraph = nx.DiGraph()
             for n, t in self.nodes:
                 g.add_node(n, t=t)
-            for a, b, t in self.edges:
-                g.add_edge(a, b, t=t)
+            for a, b, kinds in self.edges:
+                g.add_edge(a, b, t=kinds)
         return self._digraph
 
 
@@ -522,7 +524,7 @@ def _relative_form(group: Group, succ: dict) -> tuple:
     """
     members: list[tuple] = []
     position: dict[str, int] = {}  # op name -> its place in ``members``
-    stack: list[tuple[Group | OpNode, int]] = [(c, -1) for c in reversed(group._children)]
+    stack: list[tuple[Member, int]] = [(c, -1) for c in reversed(group._children)]
     while stack:
         m, parent = stack.pop()
         here = len(members)

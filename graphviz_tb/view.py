@@ -109,7 +109,7 @@ class DiffTally:
             if isinstance(x, Group):
                 for child in x.children:
                     counts.update(self._counts[child])
-            elif x.role == "op":
+            elif isinstance(x, OpNode) and x.role == "op":
                 counts[nodes[x.name].get("diff", "unchanged")] = 1
             self._counts[x] = counts
         return self._counts[m]

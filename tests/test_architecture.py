@@ -25,6 +25,7 @@ except ImportError:  # Python 3.10: pytest brings the same parser as tomli
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "graphviz_tb"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+MYPY = Path(sys.executable).with_name("mypy")
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess[str]:
@@ -33,6 +34,32 @@ def _lint(root: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(root)}
     return subprocess.run([str(LINT_IMPORTS), "--config", str(root / "pyproject.toml")],
                           cwd=root, env=env, capture_output=True, text=True, check=False)
+
+
+def _mypy(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    if not MYPY.exists():
+        pytest.fail("mypy is not installed: pip install -e '.[test]'")
+    return subprocess.run([str(MYPY), "--config-file", str(root / "pyproject.toml"),
+                           "--cache-dir", str(cache)], cwd=root, capture_output=True,
+                          text=True, check=False)
+
+
+def test_the_type_hints_agree_with_the_code(tmp_path: Path) -> None:
+    """mypy finds nothing in the package; and it is not vacuous: a copy where the hierarchy
+    hands a group's name (a string) where its depth (an int) is due is reported."""
+    proc = _mypy(REPO, tmp_path / "cache")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(PACKAGE, copy / "graphviz_tb",
+                    ignore=shutil.ignore_patterns("__pycache__", "viewer"))
+    shutil.copy(REPO / "pyproject.toml", copy / "pyproject.toml")
+    hierarchy = copy / "graphviz_tb" / "hierarchy.py"
+    hierarchy.write_text(hierarchy.read_text(encoding="utf-8") + (
+        "\n\ndef _wrong(g: Group) -> int:\n"
+        "    return g.name\n"), encoding="utf-8")
+    proc = _mypy(copy, tmp_path / "cache")
+    assert proc.returncode != 0
+    assert "hierarchy.py" in proc.stdout and "Incompatible return value" in proc.stdout
 
 
 def test_every_stage_imports_only_earlier_stages() -> None:

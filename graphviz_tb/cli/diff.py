@@ -29,7 +29,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         for line in graph.model.warnings.lines():
             warn(f"{path}: {line}")
         graphs.append(graph)
-    result = diff(*graphs)
+    result = diff(graphs[0], graphs[1])
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:

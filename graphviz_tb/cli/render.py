@@ -78,7 +78,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         progress.close()
     print_shape_failure(graph)
     if output == "-":
-        sys.stdout.buffer.write(data.encode("utf-8") if isinstance(data, str) else data)
+        sys.stdout.buffer.write(data if isinstance(data, bytes) else (data or "").encode("utf-8"))
     else:
         print(f"wrote {output} ({os.path.getsize(output):,} bytes)", file=sys.stderr)
     return 0

@@ -116,7 +116,10 @@ def discover_logdir(logdir: str | os.PathLike[str], run: str | None = None) -> D
     costs: list[CostSource] = []
     for file in files:
         for found in _scan(file, runs[file]):
-            (sources if isinstance(found, GraphSource) else costs).append(found)
+            if isinstance(found, GraphSource):
+                sources.append(found)
+            else:
+                costs.append(found)
     if not sources:
         raise NoGraphError(
             f"{name}: its {len(files)} event file(s) hold no graph, only other summaries; log one "

@@ -149,7 +149,7 @@ def _latest_concrete(function: Any) -> Any:
     most recently traced one."""
     if function.input_signature is not None:
         return function.get_concrete_function()
-    traced = getattr(function, "_list_all_concrete_functions", lambda: [])()
+    traced: list[Any] = getattr(function, "_list_all_concrete_functions", list)()
     if not traced:
         raise InputError(
             f"the tf.function {_name(function)!r} has not been traced and has no input_signature; "

@@ -14,6 +14,7 @@ listed without ``xprof``; only loading one needs it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -51,7 +52,7 @@ def discover_captures(root: Path, runs_of: dict[Path, str]) -> Iterator[CostSour
             if files:
                 yield CostSource(
                     name=f"{run} · profile {session.name}", origin="profile",
-                    load=lambda files=files: read_capture(files), run=run, tag=session.name)
+                    load=functools.partial(read_capture, files), run=run, tag=session.name)
 
 
 def capture_source(path: Path) -> CostSource | None:

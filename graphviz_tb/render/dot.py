@@ -279,12 +279,12 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
             rows.append(_legend_row(colors[step], text))
         rows.append(_legend_row(UNIQUE_COLOR[options.theme], "no record"))
     elif styler.structure is not None:
-        colors = styler.structure
-        shown = colors.repeated
+        structure = styler.structure
+        shown = structure.repeated
         labels = legend_labels(shown)  # keyed by first instance: the groups themselves
         for t, label in zip(shown[:12], labels[:12], strict=True):
-            rows.append(_legend_row(colors.template_color(t, options.theme),
-                                    f"{clean_text(label, 36)} × {len(colors.alike[t])}"))
+            rows.append(_legend_row(structure.template_color(t, options.theme),
+                                    f"{clean_text(label, 36)} × {len(structure.alike[t])}"))
         if len(shown) > 12:
             rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - 12} more templates</TD></TR>")
         rows.append(_legend_row(UNIQUE_COLOR[options.theme], "unique structure"))
@@ -454,10 +454,10 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         kind = agg.kind
         spline = " ".join(f"{x:.2f},{y:.2f}" for x, y in wire.points)
         pos = (f"e,{wire.arrow[0]:.2f},{wire.arrow[1]:.2f} " if wire.arrow else "") + spline
-        style = "dashed" if kind == CONTROL else "solid"
+        dash = "dashed" if kind == CONTROL else "solid"
         error = bool(failed) and _into_shape_error(h, agg, failed)
         line = theme["missing"] if error else theme["line"]
-        attrs = [f"pos=\"{pos}\"", f"style={style}", f"class=\"{kind}"
+        attrs = [f"pos=\"{pos}\"", f"style={dash}", f"class=\"{kind}"
                  + (" back" if agg.back else "") + (" shape-error" if error else "") + "\"",
                  f"id=\"e{j}\""]
         moved = _edge_diff(h, agg) if diff is not None else None

@@ -316,7 +316,7 @@ class _OpsData:
                 attr, raws = -1, ()
             self.attr.append(attr)
             plain = node_def is not None and m.name not in known and "outputs" not in data
-            key = (node_def.op, raws) if plain else None
+            key = (node_def.op, raws) if plain and node_def is not None else None
             found = by_attrs.get(key) if plain else None
             if found is None:
                 infos = model.op_outputs(m.name)
@@ -578,10 +578,10 @@ class _Builder:
                     results.setdefault(prefix, {})[data["ret_index"]] = ids[m]
         out: list[int] = []
         for m in self.members:
-            data = node[m.name] if isinstance(m, OpNode) else None
-            if not data or not data.get("calls") or data["node_def"] is None:
+            op_data = node[m.name] if isinstance(m, OpNode) else None
+            if not op_data or not op_data.get("calls") or op_data["node_def"] is None:
                 continue
-            subs = {sub for sub, _ in call_targets(data["node_def"], self.model.functions)[0]}
+            subs = {sub for sub, _ in call_targets(op_data["node_def"], self.model.functions)[0]}
             if subs != {"cond", "body"}:
                 continue
             body = results.get(f"{m.name}/body", {})
