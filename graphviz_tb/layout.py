@@ -49,6 +49,7 @@ __all__ = [
     "carried_tensors",
     "edge_look",
     "group_dot",
+    "label_lines",
     "layout_groups",
     "leaf_size",
     "outline",
@@ -110,6 +111,38 @@ def _is_const(m: OpNode) -> bool:
     return m.op in ("Const", "HostConst")
 
 
+#: A box's name longer than this is drawn on two lines ...
+WRAP = 28
+#: ... and one longer than this is cut (with ``…``) first.
+WRAP_MOST = 60
+#: A line may end after one of these: the separators of TensorFlow's generated names.
+_BREAKS = frozenset("_-/.: ")
+
+
+def label_lines(label: str) -> list[str]:
+    """The lines a box shows its name on: one, or two for a name longer than :data:`WRAP`,
+    broken after the separator (or between the words of ``CamelCase``) nearest the middle, at
+    the middle when none is within a quarter of the length.
+
+    TF2 names the arguments a function captures after the op that reads them
+    (``keras_cnn_1_conv_a_1_convolution_readvariableop_resource``): a row of them on one line
+    each made keras_cnn's first picture 3,569 px wide.  The viewer wraps rule for rule
+    (``labelLines`` in draw.js); the box sizes it draws come from here.
+    """
+    if len(label) <= WRAP:
+        return [label]
+    if len(label) > WRAP_MOST:
+        label = label[:WRAP_MOST - 1] + "…"
+    mid = len(label) // 2
+    best = -1
+    for i in range(1, len(label)):
+        if (label[i - 1] in _BREAKS or (label[i - 1].islower() and label[i].isupper())) \
+                and abs(i - mid) < abs(best - mid):
+            best = i
+    cut = best if abs(best - mid) <= len(label) // 4 else mid
+    return [label[:cut], label[cut:]]
+
+
 def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[str, ...]]:
     """Size in points and label lines of a collapsed member.
 
@@ -123,13 +156,16 @@ def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[s
             return max(36.0, width), 30.0 if note else 20.0, lines
         second = f"{m.op} · {note}" if note else m.op
         lines = (m.label, second) if second != m.label else (m.label,)
-        w = max(_text_width(lines[0], 10), _text_width(second, 8)) * 1.15 + 24
-        return max(54.0, w), 36.0 if len(lines) == 2 else 28.0, lines
+        name = label_lines(m.label)
+        w = max(*(_text_width(t, 10) for t in name), _text_width(second, 8)) * 1.15 + 24
+        return (max(54.0, w), (36.0 if len(lines) == 2 else 28.0) + 12.0 * (len(name) - 1),
+                lines)
     assert isinstance(m, Group)
     caption = _group_caption(m)
     lines = (m.label, f"{_op_count(m)} · {note}" if note else caption)
-    w = max(_text_width(lines[0], 10), _text_width(lines[1], 8)) + 24
-    return max(64.0, w), 40.0, lines
+    name = label_lines(m.label)
+    w = max(*(_text_width(t, 10) for t in name), _text_width(lines[1], 8)) + 24
+    return max(64.0, w), 40.0 + 12.0 * (len(name) - 1), lines
 
 
 def _op_count(g: Group) -> str:

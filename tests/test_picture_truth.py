@@ -311,6 +311,55 @@ def test_a_call_opened_into_its_body_feeds_its_arguments_in_place() -> None:
     _assert_call_feeds_its_arguments(pic, graph.hierarchy(options))
 
 
+def _assert_names_shown_whole(pic: Picture, h: Any) -> int:
+    """Every closed box shows its whole name (up to 60 characters), on one line or two, and no
+    line longer than a box of a short name would be wide.  Returns how many were wrapped."""
+    wrapped = 0
+    for box in pic.boxes.values():
+        if box.kind not in ("op", "group") or box.open or {"const", "stub"} & box.classes:
+            continue
+        # An op sharing its name with a scope is titled ``scope/(label)``.
+        member = h.lookup(box.name) or h.ops.get(box.name.rsplit("/(", 1)[0])
+        assert member is not None, box.name
+        label, texts = member.label, [t.strip() for t in box.texts if t.strip()]
+        lines = 1 if len(label) <= 28 else 2
+        assert "".join(texts[:lines]) == label, (box.name, texts)
+        assert all(len(t) <= 36 for t in texts[:lines]), (box.name, texts)
+        wrapped += lines - 1
+    return wrapped
+
+
+def test_long_names_are_shown_whole_on_two_lines() -> None:
+    """TF2 names a function's captured variables after the op reading them
+    (``keras_cnn_1_conv_a_1_convolution_readvariableop_resource``): cut at 48 characters on one
+    line, seven of them made keras_cnn's first picture 3,569 px wide and ended in ``…``."""
+    graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
+    options = RenderOptions()
+    pic = read_svg(graph.render(options=options), graph.render(format="dot", options=options))
+    assert _assert_names_shown_whole(pic, graph.hierarchy(options)) == 6
+
+
+@pytest.mark.browser
+def test_the_viewer_shows_long_names_as_the_svg_does(graphviz_engine: str, browser: Any,
+                                                    tmp_path: Path) -> None:
+    """The viewer wraps names rule for rule with the boxes Python sized."""
+    graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
+    page_path = tmp_path / "page.html"
+    graph.render(page_path)
+    page = _open(browser, page_path)
+    try:
+        pic = read_dom(page.evaluate(DOM_SCRIPT))
+        assert _assert_names_shown_whole(pic, graph.hierarchy()) == 6
+        # ... and laid out by the page itself, after a collapse and an expand.
+        page.evaluate("window.tbgraph.collapse('StatefulPartitionedCall')")
+        page.evaluate("window.tbgraph.expand('StatefulPartitionedCall')")
+        pic = read_dom(page.evaluate(DOM_SCRIPT))
+        assert _assert_names_shown_whole(pic, graph.hierarchy()) >= 6
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        page.close()
+
+
 @pytest.mark.browser
 def test_the_viewer_keeps_a_call_op_in_its_opened_body(graphviz_engine: str, browser: Any,
                                                        tmp_path: Path) -> None:

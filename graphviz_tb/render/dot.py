@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..costs import Scale, Totals, format_cost
 from ..hierarchy import AggEdge, Group, Member, OpNode
-from ..layout import ARROW_SIZE, PT, Stub, tensor_lines
+from ..layout import ARROW_SIZE, PT, Stub, label_lines, tensor_lines
 from ..model import CONTROL, REF
 from ..scene import Box, Scene
 from ..shapes import format_shape
@@ -253,16 +253,18 @@ def _classes(m: Member, expanded: bool, h: Hierarchy) -> str:
 
 
 def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> str:
-    """An HTML-like label: name in 10 pt, op type or caption smaller and muted."""
+    """An HTML-like label: name in 10 pt (on two lines when long, see
+    :func:`~graphviz_tb.layout.label_lines`), op type or caption smaller and muted."""
     parts = [clean_text(t, _MAX_LABEL) for t in lines]
     if expanded:
         return f"<<B>{_html(parts[0])}</B>>"
-    head = f"<FONT POINT-SIZE=\"10\">{_html(parts[0])}</FONT>"
     if isinstance(m, OpNode) and m.op in ("Const", "HostConst"):
         small = f"<FONT POINT-SIZE=\"8\">{_html(parts[0])}</FONT>"
         if len(parts) > 1:  # what it cost, when colouring by cost
             return f"<{small}<BR/><FONT POINT-SIZE=\"7\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
         return f"<{small}>"
+    head = "<BR/>".join(f"<FONT POINT-SIZE=\"10\">{_html(clean_text(t))}</FONT>"
+                        for t in label_lines(lines[0]))  # one or two lines, as sized
     if len(parts) > 1:
         return f"<{head}<BR/><FONT POINT-SIZE=\"8\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
     return f"<{head}>"

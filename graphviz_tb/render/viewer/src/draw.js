@@ -11,6 +11,40 @@ const MAX_LABEL = 48;
 const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 // Model strings made safe to show: control characters replaced, newlines as ↵, cut.
+// The lines a box shows its name on, rule for rule as layout.py's label_lines (which sizes
+// the box): one, or two for a name longer than WRAP, broken after the separator (or between
+// the words of CamelCase) nearest the middle, at the middle when none is within a quarter
+// of the length; a name longer than WRAP_MOST is cut first.
+const WRAP = 28;
+const WRAP_MOST = 60;
+const BREAKS = new Set(["_", "-", "/", ".", ":", " "]);
+const isLower = (c) => c !== c.toUpperCase() && c === c.toLowerCase();
+const isUpper = (c) => c !== c.toLowerCase() && c === c.toUpperCase();
+
+export function labelLines(label) {
+  if (label.length <= WRAP) return [label];
+  if (label.length > WRAP_MOST) label = `${label.slice(0, WRAP_MOST - 1)}…`;
+  const mid = Math.floor(label.length / 2);
+  let best = -1;
+  for (let i = 1; i < label.length; i++) {
+    const a = label[i - 1];
+    if ((BREAKS.has(a) || (isLower(a) && isUpper(label[i])))
+        && Math.abs(i - mid) < Math.abs(best - mid)) best = i;
+  }
+  const cut = Math.abs(best - mid) <= Math.floor(label.length / 4) ? best : mid;
+  return [label.slice(0, cut), label.slice(cut)];
+}
+
+// A closed box's text: its name (one or two lines) in 10 pt, the second line below in 8 pt,
+// centred as Graphviz centres the static picture's.
+function boxText(g, label, second, below, colors, secondColor) {
+  const name = labelLines(label).map((t) => cleanText(t));
+  const shift = 6 * (name.length - 1);
+  name.forEach((t, k) => text(g, 0, (second === null ? 3.5 : -1.5) - shift + 12 * k, t,
+    { "font-size": 10, fill: colors.fg }));
+  if (second !== null) text(g, 0, below + shift, second, { "font-size": 8, fill: secondColor });
+}
+
 export function cleanText(text, limit) {
   let t = String(text).replace(/\r\n|\n/g, "↵").replace(CONTROL_CHARS, "\ufffd");
   if (limit !== undefined) {
@@ -129,8 +163,7 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
       text(g, 0, -h / 2 + 13, lines[0], { "font-size": 10, "font-weight": "bold",
         fill: colors.fg });
     } else {
-      text(g, 0, lines.length > 1 ? -1.5 : 3.5, lines[0], { "font-size": 10, fill: colors.fg });
-      if (lines.length > 1) text(g, 0, 9, lines[1], { "font-size": 8, fill: second });
+      boxText(g, graph.lines(i)[0], lines.length > 1 ? lines[1] : null, 9, colors, second);
     }
     drawToggle(g, w, h, b.open, colors);
   } else {
@@ -160,8 +193,7 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
     if (konst) {
       text(g, 0, 3, lines[0], { "font-size": 8, fill: colors.fg });
     } else {
-      text(g, 0, lines.length > 1 ? -1.5 : 3.5, lines[0], { "font-size": 10, fill: colors.fg });
-      if (lines.length > 1) text(g, 0, 8.5, lines[1], { "font-size": 8, fill: second });
+      boxText(g, graph.lines(i)[0], lines.length > 1 ? lines[1] : null, 8.5, colors, second);
     }
   }
   g.setAttribute("class", classes.join(" "));
