@@ -122,7 +122,8 @@ _BREAKS = frozenset("_-/.: ")
 def label_lines(label: str) -> list[str]:
     """The lines a box shows its name on: one, or two for a name longer than :data:`WRAP`,
     broken after the separator (or between the words of ``CamelCase``) nearest the middle, at
-    the middle when none is within a quarter of the length.
+    the middle when none is within a quarter of the length; a block's name (``first … last``)
+    breaks after its ``…`` when that is within a quarter.
 
     TF2 names the arguments a function captures after the op that reads them
     (``keras_cnn_1_conv_a_1_convolution_readvariableop_resource``): a row of them on one line
@@ -139,6 +140,9 @@ def label_lines(label: str) -> list[str]:
         if (label[i - 1] in _BREAKS or (label[i - 1].islower() and label[i].isupper())) \
                 and abs(i - mid) < abs(best - mid):
             best = i
+    block = label.find(" … ") + 3  # a block named by its first and last members: between them
+    if block > 2 and abs(block - mid) <= len(label) // 4:
+        best = block
     cut = best if abs(best - mid) <= len(label) // 4 else mid
     return [label[:cut], label[cut:]]
 

@@ -393,7 +393,7 @@ def test_expanding_adds_members_without_overlap(open_page: Any, pages: dict[str,
 
 
 def test_double_click_expands_in_place(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["mnist"])
+    page = open_page(pages["mnist_top"])  # train closed
     page.js("window.tbgraph.fit()")
     node = page.page.locator('[data-node="train"] > .shape')
     node.dblclick()
@@ -419,7 +419,7 @@ def test_trace_inputs_of_accuracy_reaches_inputs_not_optimizer(
 
 def test_trace_passes_through_collapsed_groups_and_control_switch(
         open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["mnist"])
+    page = open_page(pages["mnist_top"])  # train closed
     page.js("window.tbgraph.expand('train')")
     lit = set(page.js("window.tbgraph.traceInputs('train/minimize')"))
     # Adam's updates depend on the gradients, which depend on the loss, the forward pass and
@@ -602,7 +602,7 @@ def test_a_layout_that_takes_too_long_is_stopped(open_page: Any, wide_page: Path
 
 
 def test_keyboard_shortcuts(open_page: Any, pages: dict[str, Path]) -> None:
-    page = open_page(pages["mnist"])
+    page = open_page(pages["mnist_top"])  # train closed
     page.js("window.tbgraph.select('train')")
     page.page.locator("svg.canvas").focus()
     page.page.keyboard.press("+")

@@ -87,6 +87,31 @@ def test_legend_rows_of_two_structures_read_differently(mnist_svg: ET.Element) -
     assert fill_of(groups["conv1"]) != fill_of(groups["train/gradients/conv1"])
 
 
+def test_the_legend_box_holds_its_longest_row() -> None:
+    """Two alike scopes with 40-character names: the legend's row for them (cut at 36, then
+    ``× 2``) runs past a legend box of fixed width (190 pt), out of its border."""
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    gd.node.add(name="x", op="Placeholder")
+    for side in ("left", "right"):
+        scope = f"a_rather_long_layer_name_on_the_{side}_hand_side"
+        gd.node.add(name=f"{scope}/mul", op="Mul", input=["x", "x"])
+        gd.node.add(name=f"{scope}/relu", op="Relu", input=[f"{scope}/mul"])
+    svg = parse(graphviz_tb.load(gd).render(depth=1))
+    legend = next(g for g in svg.iter("{http://www.w3.org/2000/svg}g")
+                  if "legend" in classes(g))
+    box = [float(v) for v in re.findall(r"-?[\d.]+", legend.find(
+        "{http://www.w3.org/2000/svg}path").get("d", ""))[0::2]]  # the outline's x values
+    left, right = min(box), max(box)
+    texts = list(legend.iter("{http://www.w3.org/2000/svg}text"))
+    assert any(" × " in (t.text or "") for t in texts), "the legend lists the alike scopes"
+    for t in texts:  # Graphviz centres the table on the box: too wide, it spills both ways
+        x = float(t.get("x", 0))
+        assert x >= left, t.text
+        assert x + 0.55 * 9 * len(t.text or "") <= right, t.text  # 9 pt Helvetica, about
+
+
 def test_legend_glyphs_draw_with_the_pip_installed_engine(mnist: graphviz_tb.Graph,
                                                           tmp_path: Path) -> None:
     """The legend's line samples are text glyphs.  graphviz-pure (what a pip-only install

@@ -273,32 +273,37 @@ def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> s
 def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float] | None:
     """The legend as an HTML table: structure templates (or colour keys) and edge styles."""
     rows: list[str] = []
+    texts: list[str] = []  # what the rows say, to size the box
+
+    def add(color: str, text: str) -> None:
+        rows.append(_legend_row(color, text))
+        texts.append(text)
+
     if styler.scale is not None and styler.totals is not None:
         colors, metric = COST_COLORS[options.theme], styler.totals.metric
         for step, low, high in reversed(styler.scale.ranges()):
             text = format_cost(metric, low) if low == high else \
                 f"{format_cost(metric, low)} – {format_cost(metric, high)}"
-            rows.append(_legend_row(colors[step], text))
-        rows.append(_legend_row(UNIQUE_COLOR[options.theme], "no record"))
+            add(colors[step], text)
+        add(UNIQUE_COLOR[options.theme], "no record")
     elif styler.structure is not None:
         structure = styler.structure
         shown = structure.repeated
         labels = legend_labels(shown)  # keyed by first instance: the groups themselves
         for t, label in zip(shown[:12], labels[:12], strict=True):
-            rows.append(_legend_row(structure.template_color(t, options.theme),
-                                    f"{clean_text(label, 36)} × {len(structure.alike[t])}"))
+            add(structure.template_color(t, options.theme),
+                f"{clean_text(label, 36)} × {len(structure.alike[t])}")
         if len(shown) > 12:
             rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - 12} more templates</TD></TR>")
-        rows.append(_legend_row(UNIQUE_COLOR[options.theme], "unique structure"))
+        add(UNIQUE_COLOR[options.theme], "unique structure")
     elif options.color_by in ("op", "device", "dtype"):
         for key, color in list(styler._keys.items())[:14]:
-            rows.append(_legend_row(color, clean_text(key, 32)))
+            add(color, clean_text(key, 32))
     elif styler.diff is not None:
         counts = styler.diff(styler.h.root)
         for status in ("added", "removed", "changed", "unchanged"):
-            rows.append(_legend_row(DIFF_COLORS[options.theme][status],
-                                    f"{status}: {counts[status]:,} op"
-                                    f"{'' if counts[status] == 1 else 's'}"))
+            add(DIFF_COLORS[options.theme][status],
+                f"{status}: {counts[status]:,} op{'' if counts[status] == 1 else 's'}")
     # Glyphs both engines' fonts have: graphviz-pure draws ▶ and ╌ as empty boxes.
     rows.append("<TR><TD>──►</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>– – ►</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
@@ -312,7 +317,10 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
              f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"
              f"{''.join(rows)}</TABLE>>")
     height = 16 * (len(rows) + 1) + 12
-    return table, 190.0, float(height)
+    # As wide as its widest row (a swatch, then the text in 9 pt), at least 190 pt: a fixed
+    # width let a long structure name spill out of the box on both sides.
+    widest = max(len(t) for t in [title, *texts])
+    return table, max(190.0, 44.0 + widest * 9 * 0.55), float(height)
 
 
 def _legend_row(color: str, text: str) -> str:

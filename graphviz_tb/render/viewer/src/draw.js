@@ -14,7 +14,8 @@ const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udb
 // The lines a box shows its name on, rule for rule as layout.py's label_lines (which sizes
 // the box): one, or two for a name longer than WRAP, broken after the separator (or between
 // the words of CamelCase) nearest the middle, at the middle when none is within a quarter
-// of the length; a name longer than WRAP_MOST is cut first.
+// of the length (a block's "first … last" after its "…" when that is within a quarter); a
+// name longer than WRAP_MOST is cut first.
 const WRAP = 28;
 const WRAP_MOST = 60;
 const BREAKS = new Set(["_", "-", "/", ".", ":", " "]);
@@ -31,6 +32,8 @@ export function labelLines(label) {
     if ((BREAKS.has(a) || (isLower(a) && isUpper(label[i])))
         && Math.abs(i - mid) < Math.abs(best - mid)) best = i;
   }
+  const block = label.indexOf(" … ") + 3;  // a block named by its first and last members
+  if (block > 2 && Math.abs(block - mid) <= Math.floor(label.length / 4)) best = block;
   const cut = Math.abs(best - mid) <= Math.floor(label.length / 4) ? best : mid;
   return [label.slice(0, cut), label.slice(cut)];
 }
