@@ -44,19 +44,24 @@ def _mypy(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
                           text=True, check=False)
 
 
+def _copy_with(root: Path, code: str) -> Path:
+    """A copy of the package (and its pyproject.toml) under ``root``, with ``code`` appended to
+    its hierarchy module: a planted fault a checker must report."""
+    shutil.copytree(PACKAGE, root / "graphviz_tb",
+                    ignore=shutil.ignore_patterns("__pycache__", "viewer"))
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    hierarchy = root / "graphviz_tb" / "hierarchy.py"
+    hierarchy.write_text(hierarchy.read_text(encoding="utf-8") + code, encoding="utf-8")
+    return root
+
+
 def test_the_type_hints_agree_with_the_code(tmp_path: Path) -> None:
     """mypy finds nothing in the package; and it is not vacuous: a copy where the hierarchy
     hands a group's name (a string) where its depth (an int) is due is reported."""
     proc = _mypy(REPO, tmp_path / "cache")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    copy = tmp_path / "copy"
-    shutil.copytree(PACKAGE, copy / "graphviz_tb",
-                    ignore=shutil.ignore_patterns("__pycache__", "viewer"))
-    shutil.copy(REPO / "pyproject.toml", copy / "pyproject.toml")
-    hierarchy = copy / "graphviz_tb" / "hierarchy.py"
-    hierarchy.write_text(hierarchy.read_text(encoding="utf-8") + (
-        "\n\ndef _wrong(g: Group) -> int:\n"
-        "    return g.name\n"), encoding="utf-8")
+    copy = _copy_with(tmp_path / "copy", "\n\ndef _wrong(g: Group) -> int:\n"
+                                         "    return g.name\n")
     proc = _mypy(copy, tmp_path / "cache")
     assert proc.returncode != 0
     assert "hierarchy.py" in proc.stdout and "Incompatible return value" in proc.stdout
@@ -82,14 +87,9 @@ def test_every_module_has_its_place_in_the_contract() -> None:
 def test_a_backwards_import_breaks_the_contract(tmp_path: Path) -> None:
     """The contract is not vacuous: the hierarchy importing the layout (a later stage), even
     inside a function, is reported."""
-    shutil.copytree(PACKAGE, tmp_path / "graphviz_tb",
-                    ignore=shutil.ignore_patterns("__pycache__", "viewer"))
-    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
-    hierarchy = tmp_path / "graphviz_tb" / "hierarchy.py"
-    hierarchy.write_text(hierarchy.read_text(encoding="utf-8") + (
-        "\n\ndef _backwards() -> float:\n"
-        "    from .layout import PT  # a later stage\n"
-        "    return PT\n"), encoding="utf-8")
+    _copy_with(tmp_path, "\n\ndef _backwards() -> float:\n"
+                         "    from .layout import PT  # a later stage\n"
+                         "    return PT\n")
     proc = _lint(tmp_path)
     assert proc.returncode != 0
     assert "graphviz_tb.hierarchy is not allowed to import graphviz_tb.layout" in proc.stdout

@@ -72,13 +72,16 @@ def test_legend_lists_templates_and_edge_styles(mnist_svg: ET.Element) -> None:
     assert "control dependency" in text and "data" in text and "reference" in text
 
 
+def _legend_of(svg: ET.Element) -> ET.Element:
+    return next(g for g in svg.iter("{http://www.w3.org/2000/svg}g") if "legend" in classes(g))
+
+
 def test_legend_rows_of_two_structures_read_differently(mnist_svg: ET.Element) -> None:
     """The default view shows the model's ``conv1``/``conv2`` and, opened, the gradients'
     ``conv1``/``conv2``: two structures, each first seen in a group named ``conv1``.  Two
     legend rows both reading ``conv1 × 2`` told the reader nothing; the second names its
     parent too."""
-    legend = next(g for g in mnist_svg.iter("{http://www.w3.org/2000/svg}g")
-                  if "legend" in classes(g))
+    legend = _legend_of(mnist_svg)
     rows = [t for t in ("".join(e.itertext()) for e in legend.iter(
         "{http://www.w3.org/2000/svg}text")) if " × " in t]
     assert len(rows) == len(set(rows)), rows
@@ -99,8 +102,7 @@ def test_the_legend_box_holds_its_longest_row() -> None:
         gd.node.add(name=f"{scope}/mul", op="Mul", input=["x", "x"])
         gd.node.add(name=f"{scope}/relu", op="Relu", input=[f"{scope}/mul"])
     svg = parse(graphviz_tb.load(gd).render(depth=1))
-    legend = next(g for g in svg.iter("{http://www.w3.org/2000/svg}g")
-                  if "legend" in classes(g))
+    legend = _legend_of(svg)
     box = [float(v) for v in re.findall(r"-?[\d.]+", legend.find(
         "{http://www.w3.org/2000/svg}path").get("d", ""))[0::2]]  # the outline's x values
     left, right = min(box), max(box)

@@ -315,9 +315,11 @@ class _OpsData:
             else:
                 attr, raws = -1, ()
             self.attr.append(attr)
-            plain = node_def is not None and m.name not in known and "outputs" not in data
-            key = (node_def.op, raws) if plain and node_def is not None else None
-            found = by_attrs.get(key) if plain else None
+            # None: the outputs are not the type's and the attributes' alone (no NodeDef, or
+            # known otherwise).
+            key = (node_def.op, raws) if node_def is not None and m.name not in known \
+                and "outputs" not in data else None
+            found = by_attrs.get(key) if key is not None else None
             if found is None:
                 infos = model.op_outputs(m.name)
                 outs = tuple(infos)
@@ -326,7 +328,7 @@ class _OpsData:
                     index = by_info[outs] = self.outs(tuple(
                         (o.dtype, format_shape(o) or None) for o in infos))
                 found = (infos, index, (infos[0].dtype if infos else None) or "(unknown)")
-                if plain:
+                if key is not None:
                     by_attrs[key] = found
             else:
                 model.set_outputs(m.name, found[0])

@@ -10,7 +10,6 @@ const MAX_LABEL = 48;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-// Model strings made safe to show: control characters replaced, newlines as ↵, cut.
 // The lines a box shows its name on, rule for rule as layout.py's label_lines (which sizes
 // the box): one, or two for a name longer than WRAP, broken after the separator (or between
 // the words of CamelCase) nearest the middle, at the middle when none is within a quarter
@@ -48,6 +47,7 @@ function boxText(g, label, second, below, colors, secondColor) {
   if (second !== null) text(g, 0, below + shift, second, { "font-size": 8, fill: secondColor });
 }
 
+// Model strings made safe to show: control characters replaced, newlines as ↵, cut.
 export function cleanText(text, limit) {
   let t = String(text).replace(/\r\n|\n/g, "↵").replace(CONTROL_CHARS, "\ufffd");
   if (limit !== undefined) {
@@ -161,12 +161,13 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
       fill: f, ...stroke, class: "shape" };
     if (b.open) attrs["fill-opacity"] = 0.333;
     svgEl("rect", attrs, g);
-    const lines = graph.lines(i).map((t) => cleanText(t, MAX_LABEL));
+    const raw = graph.lines(i);
+    const lines = raw.map((t) => cleanText(t, MAX_LABEL));
     if (b.open) {
       text(g, 0, -h / 2 + 13, lines[0], { "font-size": 10, "font-weight": "bold",
         fill: colors.fg });
     } else {
-      boxText(g, graph.lines(i)[0], lines.length > 1 ? lines[1] : null, 9, colors, second);
+      boxText(g, raw[0], lines.length > 1 ? lines[1] : null, 9, colors, second);
     }
     drawToggle(g, w, h, b.open, colors);
   } else {
@@ -192,11 +193,12 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
     } else {
       svgEl("ellipse", { rx: fmt(w / 2), ry: fmt(h / 2), fill: f, ...stroke, class: "shape" }, g);
     }
-    const lines = graph.lines(i).map((t) => cleanText(t, MAX_LABEL));
+    const raw = graph.lines(i);
+    const lines = raw.map((t) => cleanText(t, MAX_LABEL));
     if (konst) {
       text(g, 0, 3, lines[0], { "font-size": 8, fill: colors.fg });
     } else {
-      boxText(g, graph.lines(i)[0], lines.length > 1 ? lines[1] : null, 8.5, colors, second);
+      boxText(g, raw[0], lines.length > 1 ? lines[1] : null, 8.5, colors, second);
     }
   }
   g.setAttribute("class", classes.join(" "));
