@@ -361,6 +361,31 @@ def test_the_viewer_shows_long_names_as_the_svg_does(graphviz_engine: str, brows
 
 
 @pytest.mark.browser
+def test_the_viewer_wraps_names_of_wide_characters_as_python_does(
+        graphviz_engine: str, browser: Any, tmp_path: Path) -> None:
+    """Python counts a name's characters, JavaScript's strings their UTF-16 units, in which an
+    emoji or a mathematical letter is two: the viewer must wrap and cut by characters too."""
+    from hostile_inputs import graph_def, node, write_pb
+
+    names = ["\U0001f389" * 20, "conv_\U0001d465\U0001d466_" * 5, "\U0001d4b3" * 40 + "_tail",
+             "layer_" + "\U0001f389" * 10 + "_" + "é" * 15]
+    gd = graph_def([node("input", "Placeholder", attrs={}),
+                    *(node(name, "Identity", ["input"]) for name in names)])
+    graph = graphviz_tb.load(write_pb(tmp_path / "wide.pb", gd))
+    svg_pic = read_svg(graph.render(), graph.render(format="dot"))
+    assert _assert_names_shown_whole(svg_pic, graph.hierarchy()) == 3
+    page_path = tmp_path / "page.html"
+    graph.render(page_path)
+    page = _open(browser, page_path)
+    try:
+        pic = read_dom(page.evaluate(DOM_SCRIPT))
+        assert _assert_names_shown_whole(pic, graph.hierarchy()) == 3
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        page.close()
+
+
+@pytest.mark.browser
 def test_the_viewer_keeps_a_call_op_in_its_opened_body(graphviz_engine: str, browser: Any,
                                                        tmp_path: Path) -> None:
     """The viewer lays out a call it opens itself as the SVG does."""

@@ -14,7 +14,8 @@ const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udb
 // the box): one, or two for a name longer than WRAP, broken after the separator (or between
 // the words of CamelCase) nearest the middle, at the middle when none is within a quarter
 // of the length (a block's "first … last" after its "…" when that is within a quarter); a
-// name longer than WRAP_MOST is cut first.
+// name longer than WRAP_MOST is cut first.  Counted in characters, as Python counts: a
+// string's length and indices count UTF-16 units, two for an emoji or a mathematical letter.
 const WRAP = 28;
 const WRAP_MOST = 60;
 const BREAKS = new Set(["_", "-", "/", ".", ":", " "]);
@@ -22,19 +23,23 @@ const isLower = (c) => c !== c.toUpperCase() && c === c.toLowerCase();
 const isUpper = (c) => c !== c.toLowerCase() && c === c.toUpperCase();
 
 export function labelLines(label) {
-  if (label.length <= WRAP) return [label];
-  if (label.length > WRAP_MOST) label = `${label.slice(0, WRAP_MOST - 1)}…`;
-  const mid = Math.floor(label.length / 2);
+  let chars = [...label];
+  if (chars.length <= WRAP) return [label];
+  if (chars.length > WRAP_MOST) chars = [...chars.slice(0, WRAP_MOST - 1), "…"];
+  const n = chars.length;
+  const mid = Math.floor(n / 2);
   let best = -1;
-  for (let i = 1; i < label.length; i++) {
-    const a = label[i - 1];
-    if ((BREAKS.has(a) || (isLower(a) && isUpper(label[i])))
+  for (let i = 1; i < n; i++) {
+    const a = chars[i - 1];
+    if ((BREAKS.has(a) || (isLower(a) && isUpper(chars[i])))
         && Math.abs(i - mid) < Math.abs(best - mid)) best = i;
   }
-  const block = label.indexOf(" … ") + 3;  // a block named by its first and last members
-  if (block > 2 && Math.abs(block - mid) <= Math.floor(label.length / 4)) best = block;
-  const cut = Math.abs(best - mid) <= Math.floor(label.length / 4) ? best : mid;
-  return [label.slice(0, cut), label.slice(cut)];
+  // A block named by its first and last members: between them.
+  const block = chars.findIndex((c, i) => c === "…" && chars[i - 1] === " "
+    && chars[i + 1] === " ") + 2;
+  if (block > 2 && Math.abs(block - mid) <= Math.floor(n / 4)) best = block;
+  const cut = Math.abs(best - mid) <= Math.floor(n / 4) ? best : mid;
+  return [chars.slice(0, cut).join(""), chars.slice(cut).join("")];
 }
 
 // A closed box's text: its name (one or two lines) in 10 pt, the second line below in 8 pt,
