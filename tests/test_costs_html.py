@@ -125,19 +125,50 @@ def test_a_page_without_costs_offers_no_cost_mode(browser: Any, tmp_path: Path) 
         plain.close()
 
 
-def test_top_ops_keep_the_end_of_a_name_too_long_for_its_row(page: Page) -> None:
-    """A name too long for the list is cut at its start: its last letters, which tell
-    ``…Conv2DBackpropInput`` from ``…Conv2DBackpropFilter``, stay in view."""
+def test_top_ops_show_a_name_too_long_for_its_row_whole(page: Page) -> None:
+    """A name too long for the list wraps, after a ``/``, and is seen whole: its last letters
+    (which tell ``…Conv2DBackpropInput`` from ``…Conv2DBackpropFilter``) in view, nothing
+    hidden past the row's edge."""
     page.js("window.tbgraph.setColorBy('compute-time')")
-    hidden_ends = page.js("""[...document.querySelectorAll('.topops .name')].filter((e) => {
-        const text = e.firstChild.firstChild;
-        const r = document.createRange();
-        r.setStart(text, text.length - 1);
-        r.setEnd(text, text.length);
-        const last = r.getBoundingClientRect(), box = e.getBoundingClientRect();
-        return last.right > box.right + 0.5 || last.left < box.left - 0.5;
-      }).map((e) => e.textContent)""")
-    cut = page.js("[...document.querySelectorAll('.topops .name')].filter("
-                  "(e) => e.scrollWidth > e.clientWidth + 1).length")
-    assert cut > 0, "the sample has names too long for the list"
-    assert hidden_ends == []
+    rows = page.js("""[...document.querySelectorAll('.topops .name')].map((e) => {
+        const box = e.getBoundingClientRect(), r = document.createRange();
+        r.selectNodeContents(e);
+        const lines = new Set([...r.getClientRects()].map((c) => Math.round(c.top)));
+        const texts = [...e.firstChild.childNodes].filter((n) => n.nodeType === 3);
+        const last = texts[texts.length - 1];
+        r.setStart(last, last.length - 1);
+        r.setEnd(last, last.length);
+        const end = r.getBoundingClientRect();
+        return {text: e.textContent, lines: lines.size, hidden: e.scrollWidth > e.clientWidth + 1,
+                endInside: end.left >= box.left - 0.5 && end.right <= box.right + 0.5
+                           && end.bottom <= box.bottom + 0.5,
+                brokenAt: texts.slice(0, -1).every((t) => t.data.endsWith("/"))};
+      })""")
+    assert any(r["lines"] > 1 for r in rows), "the sample has names too long for one line"
+    assert [r["text"] for r in rows if r["hidden"] or not r["endInside"]] == []
+    assert all(r["brokenAt"] for r in rows)
+
+
+def test_top_ops_rows_read_differently(page: Page) -> None:
+    """Each row, as far as it can be seen, names another op: a name cut at its start to fit
+    the row must not lose the part that tells it from another row's (two rows read
+    ``…2D_grad/Conv2DBackpropFilter``, the gradients of conv1 and of conv2)."""
+    page.js("window.tbgraph.setColorBy('compute-time')")
+    seen = page.js("""[...document.querySelectorAll('.topops .name')].map((e) => {
+        const box = e.getBoundingClientRect(), r = document.createRange();
+        let shown = "";
+        for (const text of e.firstChild.childNodes) {
+          for (let k = 0; text.nodeType === 3 && k < text.length; k++) {
+            r.setStart(text, k);
+            r.setEnd(text, k + 1);
+            const c = r.getBoundingClientRect();
+            if (c.left >= box.left - 0.5 && c.right <= box.right + 0.5
+                && c.top >= box.top - 0.5 && c.bottom <= box.bottom + 0.5) shown += text.data[k];
+          }
+        }
+        return shown;
+      })""")
+    names = page.js("[...document.querySelectorAll('.topops li button')]"
+                    ".map((b) => b.dataset.name)")
+    assert len(seen) == len(names) > 10
+    assert len(set(seen)) == len(seen), sorted(s for s in seen if seen.count(s) > 1)

@@ -174,7 +174,7 @@ function opCost(app, i) {
 // How a list shows each op: the end of its name, at least its last two components, and as
 // many more as tell it from every other name listed (`…/BiasAdd/ReadVariableOp/resource` and
 // `…/Cast/ReadVariableOp/resource`, not `ReadVariableOp/resource` twice); `…/` marks a cut.
-export function distinctEnds(names, least = 2) {
+function distinctEnds(names, least = 2) {
   const parts = names.map((n) => n.split("/"));
   const keep = parts.map((p) => Math.min(least, p.length));
   const end = (i) => parts[i].slice(-keep[i]).join("/");
@@ -192,6 +192,17 @@ export function distinctEnds(names, least = 2) {
   return parts.map((p, i) => (keep[i] < p.length ? "…/" : "") + end(i));
 }
 
+// A list row's name, free to wrap after each "/" (Chromium breaks a path only mid-word): cut
+// at its start to fit, two rows read alike where the part telling them apart came first.
+// A name's end of 120 characters at most (a model's names can be kilobytes long).
+function rowName(text) {
+  const chars = [...cleanText(text)];
+  const shown = chars.length > 120 ? `…${chars.slice(-119).join("")}` : chars.join("");
+  const parts = shown.split("/");
+  return h("span", { class: "name" }, h("bdi", null,
+    parts.map((p, k) => (k < parts.length - 1 ? [`${p}/`, h("wbr")] : p))));
+}
+
 // The most expensive ops of the current step, each a link to its box.
 export function renderTopOps(app) {
   const g = app.g;
@@ -202,7 +213,7 @@ export function renderTopOps(app) {
   const rows = top.map((i, k) => h("li", null, h("button", {
     class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
     onclick: () => app.ui.jumpTo(i) },
-  h("span", { class: "name" }, h("bdi", null, cleanText(ends[k], 60))),
+  rowName(ends[k]),
   h("span", { class: "value" }, formatCost(metric, totals[i])))));
   const what = metric === "memory" ? "memory" : "compute time";
   return [h("h3", null, `top ops by ${what}`),
@@ -223,7 +234,7 @@ export function renderChanges(app) {
       class: "link", type: "button", title: g.name[i], "data-name": g.name[i],
       onclick: () => app.ui.jumpTo(i) },
     h("span", { class: "sign" }, SIGNS[status]),
-    h("span", { class: "name" }, h("bdi", null, cleanText(ends[k], 60))),
+    rowName(ends[k]),
     what ? h("span", { class: "value" }, cleanText(what, 60)) : null));
   });
   const t = d.total;
