@@ -117,11 +117,12 @@ def convex_chunks(g: ChildGraph, key: Keys, size: int) -> list[list[int]]:
     Chunks of a topological order are convex: a path leaving one reaches only later ones.
     Where the graph has cycles (the user's own scopes need not be convex), each strongly
     connected part goes whole into one chunk, in topological order of the parts, so the
-    chunks still form no loop; a part larger than ``size`` is a chunk of its own.
+    chunks still form no loop; a part larger than ``size`` is a chunk of its own.  No chunk
+    but a lone one holds less than a quarter of ``size``.
     """
     order = _kahn(g, key)
     if len(order) == g.n:  # no cycle (the usual case): every part is one node
-        return [order[i:i + size] for i in range(0, g.n, size)] or [[]]
+        return _no_slivers([order[i:i + size] for i in range(0, g.n, size)] or [[]], size)
     part_of = strong_components(g)
     members: list[list[int]] = [[] for _ in range(max(part_of) + 1)]
     for i in range(g.n):
@@ -135,7 +136,23 @@ def convex_chunks(g: ChildGraph, key: Keys, size: int) -> list[list[int]]:
         if chunks[-1] and len(chunks[-1]) + len(members[p]) > size:
             chunks.append([])
         chunks[-1].extend(members[p])
-    return chunks
+    return _no_slivers(chunks, size)
+
+
+def _no_slivers(chunks: list[list[int]], size: int) -> list[list[int]]:
+    """Each chunk of less than a quarter of ``size`` joined to its smaller neighbour: a
+    section of one op beside one of 600 (where a cycle holds most of a group) is a level of
+    nesting that shows nothing.  Consecutive chunks stay convex together."""
+    out = list(chunks)
+    while len(out) > 1:
+        small = min(range(len(out)), key=lambda i: (len(out[i]), i))
+        if 4 * len(out[small]) >= size:
+            break
+        if small == 0 or (small + 1 < len(out) and len(out[small + 1]) < len(out[small - 1])):
+            out[small:small + 2] = [out[small] + out[small + 1]]
+        else:
+            out[small - 1:small + 1] = [out[small - 1] + out[small]]
+    return out
 
 
 def cyclic_parts(g: ChildGraph, part: Sequence[int]) -> set[int]:

@@ -778,7 +778,8 @@ def _sections(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> None:
     them), which keeps every section convex: a path leaving a section only reaches later
     ones, so the sections drawn never form a loop.  Children on a common cycle (the user's
     own scopes need not be convex) go into one section together (see
-    :func:`~graphviz_tb.blocks.convex_chunks`).
+    :func:`~graphviz_tb.blocks.convex_chunks`); when that is nearly all of them (NASNet's
+    gradients and the 606 ``AddN`` summing them), the group is left whole.
     """
     for group in list(h._raw_groups()):
         if len(group._children) <= SECTION_LIMIT:
@@ -787,6 +788,8 @@ def _sections(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> None:
         graph, children = cached if cached and cached[1] is group._children else \
             _local_graph(h, group, meet)
         chunks = convex_chunks(graph, [_natural(c) for c in children], SECTION_SIZE)
+        if len(chunks) == 1:  # one cycle through most children: sections would hide them
+            continue
         sections: list[Group] = []
         start = 0
         for chunk in chunks:

@@ -187,6 +187,49 @@ def test_the_first_picture_opens_the_model_not_a_scope_cut_into_sections() -> No
         "train/gradients/[401–600 of 600]"]
 
 
+def _accumulating_gradients(addns: int = 500) -> Any:
+    """A TF1 gradient scope as NASNet-Large's: a model's gradients (one scope) and the
+    ``AddN`` ops summing them, each fed by the scope and feeding it back (so all lie on one
+    cycle), after three ops and before one."""
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    gd.node.add(name="loss", op="Placeholder")
+    for name in ("grad_ys_0", "Shape", "Fill"):
+        gd.node.add(name=f"train/gradients/{name}", op="Identity", input=["loss"])
+    previous = "train/gradients/Fill"
+    for i in range(addns):
+        grad = f"train/gradients/net/layer_{i}/grad"
+        gd.node.add(name=grad, op="Mul", input=[previous])
+        gd.node.add(name=f"train/gradients/AddN_{i}" if i else "train/gradients/AddN",
+                    op="AddN", input=[grad])
+        previous = f"train/gradients/AddN_{i}" if i else "train/gradients/AddN"
+    gd.node.add(name="train/gradients/zeros_like", op="ZerosLike", input=[previous])
+    return gd
+
+
+def test_a_group_is_never_cut_into_slivers() -> None:
+    """NASNet-Large's ``train/gradients`` (the model's gradients and 606 ``AddN`` on one
+    cycle through them) was cut into ``[1–3 of 611]``, ``[4–610 of 611]`` and
+    ``[611–611 of 611]``: a level that only hid its 611 children one click deeper.  A section
+    of less than a quarter of the size joins its neighbour, and one section is none."""
+    h = graphviz_tb.load(_accumulating_gradients()).hierarchy()
+    children = h.groups["train/gradients"].children
+    assert len(children) == 505
+    assert not [c for c in children if getattr(c, "kind", "") == "section"]
+    # A chain of 401 ops: two sections of 200 and 201, not a third of one op.
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    gd.node.add(name="x", op="Placeholder")
+    for i in range(401):
+        gd.node.add(name=f"chain/op{i:03d}x", op="Relu", input=[f"chain/op{i - 1:03d}x" if i
+                                                             else "x"])
+    h = graphviz_tb.load(gd).hierarchy()
+    assert [(c.label, c.op_count) for c in h.groups["chain"].children] == [
+        ("[1–200 of 401]", 200), ("[201–401 of 401]", 201)]
+
+
 def _drawn(graph: graphviz_tb.Graph) -> dict[str, Any]:
     """The default view's boxes (ops and groups, open or closed) by full name."""
     pic = _picture(graph, RenderOptions())
