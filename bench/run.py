@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import NamedTuple
 
 import peers
 from timing import Timing
@@ -57,16 +58,27 @@ SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
 BIG_FILE = 20_000_000
 
 
-def run_timed(cmd: list[str], timeout: float | None = None) -> tuple[float, int, bool]:
-    """Run a command in a fresh process: (wall seconds, peak RSS KiB, finished in time)."""
+class Run(NamedTuple):
+    """One fresh process: wall seconds, peak RSS (KiB), whether it finished in time, and its
+    user and system CPU seconds (with what it waited for, e.g. ``dot``)."""
+
+    wall: float
+    peak_kib: int
+    done: bool
+    user: float = 0.0
+    system: float = 0.0
+
+
+def run_timed(cmd: list[str], timeout: float | None = None) -> Run:
+    """Run a command in a fresh process and measure it (see :class:`Run`)."""
     wrapper = [
         PY, "-c",
         "import resource, subprocess, sys, time\n"
         "t = time.perf_counter()\n"
         "rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
         "dt = time.perf_counter() - t\n"
-        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-        "print(dt, peak, rc)\n",
+        "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(dt, use.ru_maxrss, rc, use.ru_utime, use.ru_stime)\n",
         *cmd,
     ]
     # Its own process group, so a timeout ends the command and what it started (dot), not
@@ -79,22 +91,22 @@ def run_timed(cmd: list[str], timeout: float | None = None) -> tuple[float, int,
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return timeout or 0.0, 0, False
+        return Run(timeout or 0.0, 0, False)
     finally:
         if proc.poll() is None:  # interrupted (Ctrl-C): leave nothing behind
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    dt, peak, rc = stdout.split()
+    dt, peak, rc, user, system = stdout.split()
     if rc != "0":
         raise RuntimeError(f"{' '.join(cmd)} failed: {stderr.strip()[-400:]}")
-    return float(dt), int(peak), True
+    return Run(float(dt), int(peak), True, float(user), float(system))
 
 
 def measure(cmd: list[str], repeat: int, timeout: float | None = None) -> Timing:
     timing = Timing()
     for _ in range(repeat):
-        dt, peak, done = run_timed(cmd, timeout)
+        dt, peak, done, _, _ = run_timed(cmd, timeout)
         if not done:
             timing.note = f"> {timeout:.0f} s (timed out)"
             timing.limit = timeout

@@ -20,6 +20,10 @@ class Timing:
     """
 
     times: list[float] = field(default_factory=list)
+    #: Each run's CPU seconds spent in the program itself (user time) and in the kernel on its
+    #: behalf (system time: mostly giving it fresh memory), where the run reported them.
+    user: list[float] = field(default_factory=list)
+    system: list[float] = field(default_factory=list)
     peak_kib: int = 0
     note: str = ""
     unit: str = "s"
