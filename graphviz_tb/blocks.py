@@ -140,18 +140,16 @@ def convex_chunks(g: ChildGraph, key: Keys, size: int) -> list[list[int]]:
 
 
 def _no_slivers(chunks: list[list[int]], size: int) -> list[list[int]]:
-    """Each chunk of less than a quarter of ``size`` joined to its smaller neighbour: a
-    section of one op beside one of 600 (where a cycle holds most of a group) is a level of
-    nesting that shows nothing.  Consecutive chunks stay convex together."""
-    out = list(chunks)
-    while len(out) > 1:
-        small = min(range(len(out)), key=lambda i: (len(out[i]), i))
-        if 4 * len(out[small]) >= size:
-            break
-        if small == 0 or (small + 1 < len(out) and len(out[small + 1]) < len(out[small - 1])):
-            out[small:small + 2] = [out[small] + out[small + 1]]
+    """Each chunk of less than a quarter of ``size`` joined to the one before it (the first to
+    the one after): a section of one op beside one of 600 (where a cycle holds most of a
+    group) is a level of nesting that shows nothing.  Consecutive chunks stay convex
+    together; one pass, so only a lone chunk can stay that small."""
+    out: list[list[int]] = []
+    for chunk in chunks:
+        if out and 4 * min(len(out[-1]), len(chunk)) < size:
+            out[-1] = out[-1] + chunk
         else:
-            out[small - 1:small + 1] = [out[small - 1] + out[small]]
+            out.append(chunk)
     return out
 
 

@@ -189,9 +189,13 @@ def test_the_oracle_sees_a_stub_drawn_past_a_neighbour() -> None:
 
 # --------------------------------------------------------------------------- the viewer
 
-def _open(browser: Any, path: Path) -> Any:
+def _open(browser: Any, graph: graphviz_tb.Graph, tmp_path: Path,
+          options: RenderOptions | None = None) -> Any:
+    """The graph's viewer page, written to ``tmp_path`` and opened once it is ready."""
     import time
 
+    path = tmp_path / "page.html"
+    graph.render(path, options=options)
     page = browser.new_page(viewport={"width": 1280, "height": 860})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -226,9 +230,7 @@ def test_the_viewer_draws_true_pictures_through_expand_and_collapse(
 ) -> None:
     graph = graphviz_tb.load(SAMPLES / sample)
     options = RenderOptions()
-    page_path = tmp_path / "page.html"
-    graph.render(page_path, options=options)
-    page = _open(browser, page_path)
+    page = _open(browser, graph, tmp_path, options)
     try:
         checked = _check_dom(page, graph, options, "opening")
         graph.hierarchy(options).settle()
@@ -253,9 +255,7 @@ def test_the_viewer_draws_tensorflow_graphs_true(graphviz_engine: str, browser: 
                                                  ) -> None:
     graph = graphviz_tb.load(tf_made["resnet50"])
     options = RenderOptions(depth=2)
-    page_path = tmp_path / "resnet.html"
-    graph.render(page_path, options=options)
-    page = _open(browser, page_path)
+    page = _open(browser, graph, tmp_path, options)
     try:
         _check_dom(page, graph, options, "opening")
         h = graph.hierarchy(options)
@@ -344,9 +344,7 @@ def test_the_viewer_shows_long_names_as_the_svg_does(graphviz_engine: str, brows
                                                     tmp_path: Path) -> None:
     """The viewer wraps names rule for rule with the boxes Python sized."""
     graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
-    page_path = tmp_path / "page.html"
-    graph.render(page_path)
-    page = _open(browser, page_path)
+    page = _open(browser, graph, tmp_path)
     try:
         pic = read_dom(page.evaluate(DOM_SCRIPT))
         assert _assert_names_shown_whole(pic, graph.hierarchy()) == 6
@@ -374,9 +372,7 @@ def test_the_viewer_wraps_names_of_wide_characters_as_python_does(
     graph = graphviz_tb.load(write_pb(tmp_path / "wide.pb", gd))
     svg_pic = read_svg(graph.render(), graph.render(format="dot"))
     assert _assert_names_shown_whole(svg_pic, graph.hierarchy()) == 3
-    page_path = tmp_path / "page.html"
-    graph.render(page_path)
-    page = _open(browser, page_path)
+    page = _open(browser, graph, tmp_path)
     try:
         pic = read_dom(page.evaluate(DOM_SCRIPT))
         assert _assert_names_shown_whole(pic, graph.hierarchy()) == 3
@@ -391,9 +387,7 @@ def test_the_viewer_keeps_a_call_op_in_its_opened_body(graphviz_engine: str, bro
     """The viewer lays out a call it opens itself as the SVG does."""
     graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
     options = RenderOptions(depth=1)  # the call closed: the viewer opens it, not Python
-    page_path = tmp_path / "page.html"
-    graph.render(page_path, options=options)
-    page = _open(browser, page_path)
+    page = _open(browser, graph, tmp_path, options)
     try:
         assert page.evaluate("window.tbgraph.expand('StatefulPartitionedCall')") is not False
         _assert_call_feeds_its_arguments(read_dom(page.evaluate(DOM_SCRIPT)),
