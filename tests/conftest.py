@@ -366,12 +366,85 @@ def _attention_stack(tf: Any, keras: Any, layers: int = 4, width: int = 32) -> A
     return _inference_graph(tf, keras.Model(inputs, x, name="encoder"), (16, width), "tokens")
 
 
+def _recurrent_seq2seq(tf: Any, keras: Any) -> Any:
+    """A GRU encoder, an LSTM decoder started from its state, and attention between them,
+    traced: Keras runs each recurrent layer as a ``While`` op whose condition and body are
+    functions, over ``TensorList`` ops."""
+    keras.backend.clear_session()
+    source = keras.Input((None, 16), name="source")
+    target = keras.Input((None, 16), name="target")
+    encoded, state = keras.layers.GRU(32, return_sequences=True, return_state=True,
+                                      name="encoder")(source)
+    decoded = keras.layers.LSTM(32, return_sequences=True, name="decoder")(
+        target, initial_state=[state, state])
+    attended = keras.layers.Attention(name="attention")([decoded, encoded])
+    logits = keras.layers.Dense(8, name="proj")(
+        keras.layers.Concatenate(name="join")([decoded, attended]))
+    model = keras.Model([source, target], logits, name="seq2seq")
+
+    @tf.function
+    def translate(a: Any, b: Any) -> Any:
+        return model([a, b], training=False)
+
+    return translate.get_concrete_function(
+        tf.TensorSpec([None, 7, 16], tf.float32, name="source"),
+        tf.TensorSpec([None, 5, 16], tf.float32, name="target")).graph.as_graph_def()
+
+
+def _v1_rnn_training(tf: Any) -> Any:
+    """An LSTM unrolled by a TF1 ``while_loop`` (Enter, Merge, Switch, NextIteration, Exit,
+    TensorArrays) and trained by Adam: its gradient is a second loop, run backwards over
+    stacks the first one fills."""
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    v1.disable_control_flow_v2()  # process-wide: restored below
+    try:
+        with graph.as_default():
+            x = v1.placeholder(tf.float32, [None, 10, 8], name="x")
+            steps = tf.TensorArray(tf.float32, size=10).unstack(tf.transpose(x, [1, 0, 2]))
+            with v1.variable_scope("rnn"):
+                w = v1.get_variable("kernel", [24, 64])
+                b = v1.get_variable("bias", [64])
+
+            def body(t: Any, h: Any, c: Any, acc: Any) -> Any:
+                z = tf.matmul(tf.concat([steps.read(t), h], 1), w) + b
+                i, f, o, g = tf.split(z, 4, axis=1)
+                c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+                h = tf.sigmoid(o) * tf.tanh(c)
+                return t + 1, h, c, acc.write(t, h)
+
+            batch = tf.shape(x)[0]
+            *_, outputs = v1.while_loop(
+                lambda t, *_: t < 10, body,
+                [0, tf.zeros([batch, 16]), tf.zeros([batch, 16]),
+                 tf.TensorArray(tf.float32, size=10)], name="lstm_loop")
+            loss = tf.reduce_mean(tf.square(outputs.stack()), name="loss")
+            v1.train.AdamOptimizer().minimize(loss, name="train")
+    finally:
+        v1.enable_control_flow_v2()
+    return graph.as_graph_def()
+
+
+def _map_fn_cond(tf: Any) -> Any:
+    """``tf.map_fn`` over rows with a ``tf.cond`` per row, traced: a ``While`` whose body
+    calls a ``StatelessIf`` with two branch functions."""
+
+    @tf.function
+    def per_row(x: Any) -> Any:
+        y = tf.map_fn(lambda r: tf.cond(tf.reduce_sum(r) > 0, lambda: r * 2.0, lambda: -r), x)
+        return tf.nn.softmax(y)
+
+    return per_row.get_concrete_function(
+        tf.TensorSpec([None, 6], tf.float32, name="rows")).graph.as_graph_def()
+
+
 @pytest.fixture(scope="session")
 def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """GraphDefs TensorFlow makes now, as users' graphs come: Keras applications' inference
     traces (ResNet-50, Inception-v3, random weights), a Transformer encoder with flat layer
-    names, a TF1 training graph with name scopes, and a TF2 ``tf.function`` training step
-    (GradientTape and a Keras optimizer)."""
+    names, a TF1 training graph with name scopes, a TF2 ``tf.function`` training step
+    (GradientTape and a Keras optimizer), and three with loops: Keras recurrent layers, a TF1
+    ``while_loop`` RNN with its training, and ``map_fn`` with a ``cond`` inside."""
     tf = _tf()
     import keras
 
@@ -418,6 +491,12 @@ def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         tf.TensorSpec([None], tf.int32, name="labels"))
     out["tf2_train_step"] = root / "tf2_train_step.pb"
     out["tf2_train_step"].write_bytes(concrete.graph.as_graph_def().SerializeToString())
+
+    for name, graph_def in [("keras_rnn", _recurrent_seq2seq(tf, keras)),
+                            ("tf1_rnn_training", _v1_rnn_training(tf)),
+                            ("map_fn_cond", _map_fn_cond(tf))]:
+        out[name] = root / f"{name}.pb"
+        out[name].write_bytes(graph_def.SerializeToString())
     keras.backend.clear_session()  # later fixtures' layer names count from zero again
     return out
 

@@ -58,7 +58,7 @@ def _ops(box: Any) -> int:
 
 @pytest.mark.tensorflow
 @pytest.mark.parametrize("name", ["resnet50", "inception_v3", "transformer", "tf1_training",
-                                  "tf2_train_step"])
+                                  "tf2_train_step", "keras_rnn", "map_fn_cond"])
 @pytest.mark.parametrize("variant", [{}, {"depth": 2}], ids=["default", "depth=2"])
 def test_no_box_lies_on_a_cycle(tf_made: dict[str, Path], name: str,
                                 variant: dict[str, Any]) -> None:

@@ -69,11 +69,14 @@ def test_sample_pictures_are_true(graphviz_engine: str, path: Path,
 @pytest.mark.parametrize("variant", [{"depth": 1}, {"depth": 2}, {"depth": 3},
                                      {"expand_all": True}, {"depth": 3, "rankdir": "LR"}],
                          ids=_variant_id)
-@pytest.mark.parametrize("name", ["resnet50", "tf1_training", "tf2_train_step"])
+@pytest.mark.parametrize("name", ["resnet50", "tf1_training", "tf2_train_step", "keras_rnn",
+                                  "tf1_rnn_training", "map_fn_cond"])
 def test_tensorflow_pictures_are_true(graphviz_engine: str, tf_made: dict[str, Path],
                                       name: str, variant: dict[str, Any]) -> None:
     """Graphs TensorFlow made now: a Keras application's inference trace, a TF1 training
-    graph with name scopes, and a TF2 ``tf.function`` training step."""
+    graph with name scopes, a TF2 ``tf.function`` training step, and loops: Keras GRU and
+    LSTM layers (``While`` over function bodies), a TF1 ``while_loop`` RNN trained by Adam
+    (a loop and its gradient loop, with back edges) and ``map_fn`` around a ``cond``."""
     graph = graphviz_tb.load(tf_made[name])
     assert assert_true_picture(graph, RenderOptions(**variant)) > 0
 
@@ -250,10 +253,11 @@ def test_the_viewer_draws_true_pictures_through_expand_and_collapse(
 
 @pytest.mark.browser
 @pytest.mark.tensorflow
+@pytest.mark.parametrize("name", ["resnet50", "keras_rnn"])
 def test_the_viewer_draws_tensorflow_graphs_true(graphviz_engine: str, browser: Any,
-                                                 tmp_path: Path, tf_made: dict[str, Path]
-                                                 ) -> None:
-    graph = graphviz_tb.load(tf_made["resnet50"])
+                                                 tmp_path: Path, tf_made: dict[str, Path],
+                                                 name: str) -> None:
+    graph = graphviz_tb.load(tf_made[name])
     options = RenderOptions(depth=2)
     page = _open(browser, graph, tmp_path, options)
     try:

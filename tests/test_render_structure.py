@@ -8,6 +8,7 @@ identical structure too.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,47 @@ def test_alike_bodies_of_different_functions_share_a_colour(tf: Any, tmp_path: P
     groups = node_groups(parse(graph.render(expand_all=True)), "group")
     fills = {fill_of(groups[g.name]) for g in bodies}
     assert len(fills) == 1 and UNIQUE_COLOR["light"] not in fills
+
+
+def test_recurrent_layers_open_into_their_loop_bodies(tf_made: dict[str, Path]) -> None:
+    """Keras runs a GRU and an LSTM as ``While`` ops: each opens into its condition and its
+    body, and the body holds the cell's matrix products, fed by the loop's arguments."""
+    graph = graphviz_tb.load(tf_made["keras_rnn"])
+    h = graph.hierarchy()
+    g = h.model.g
+    loops = sorted(n for n, op in g.nodes(data="op") if op in ("While", "StatelessWhile"))
+    assert [n.rsplit("/", 2)[-2] for n in loops] == ["decoder_1", "encoder_1"]
+    for loop in loops:
+        group = h.groups[loop]
+        assert group.kind == "function"
+        assert {c.label for c in group.children if hasattr(c, "kind")} >= {"cond", "body"}
+        body = h.groups[f"{loop}/body"]
+        inside = {m.name for m in body.walk() if not hasattr(m, "kind")}
+        products = [n for n in inside if g.nodes[n]["op"] == "MatMul"]
+        assert len(products) >= 2, f"{loop}: the cell's kernels are not in its body"
+        for product in products:
+            feeders = set()
+            stack = [product]
+            while stack:  # what feeds it, within the body
+                for u in g.predecessors(stack.pop()):
+                    if u in inside and u not in feeders:
+                        feeders.add(u)
+                        stack.append(u)
+            assert any(h.ops[u].role == "arg" for u in feeders), product
+
+
+def test_a_tf1_rnn_and_its_gradient_loop_close_only_their_own_loops(
+        tf_made: dict[str, Path]) -> None:
+    """A TF1 ``while_loop`` trained by Adam has two loops, the RNN and its gradient run
+    backwards: the edges from their ``NextIteration`` ops into ``Merge`` close them, and they
+    alone are drawn as loops closing, so the rest of the picture points one way."""
+    graph = graphviz_tb.load(tf_made["tf1_rnn_training"])
+    g = graph.model.g
+    back = [(u, v) for u, v, d in g.edges(data=True) if d["back"]]
+    nexts = [(u, v) for u, v in g.edges() if g.nodes[u]["op"] == "NextIteration"]
+    assert sorted(back) == sorted(nexts)
+    assert all(g.nodes[v]["op"] == "Merge" for _, v in back)
+    frames = {u.split("/")[0] for u, _ in back}
+    assert frames == {"lstm_loop", "gradients"}
+    drawn = re.findall(r'class="edge ([^"]*)"', graph.render(expand_all=True))
+    assert sum("back" in c.split() for c in drawn) == len(back) > 0
