@@ -142,27 +142,64 @@ def _count_line(d: GraphDiff) -> str:
 def _by_scope(names: list[str], side: GraphModel) -> list[tuple[str, int]]:
     """Names counted by the widest scope all of whose ops they are (a whole inserted layer
     reads as one), else by their own scope; most first."""
-    chosen = set(names)
-    if not chosen:
+    if not names:
         return []
-    total: Counter[str] = Counter()
-    hit: Counter[str] = Counter()
-    for name in side.g:
-        for scope in _scopes(name):
-            total[scope] += 1
-            hit[scope] += name in chosen
+    tree = _Scopes(side.g)
+    widest = tree.outermost(tree.whole(names))
     counts: Counter[str] = Counter()
     for name in names:
-        scopes = _scopes(name)
-        whole = next((s for s in scopes if hit[s] == total[s]), None)
-        counts[whole if whole is not None else name.rpartition("/")[0]] += 1
+        scope = name.rpartition("/")[0]
+        counts[widest.get(scope, scope)] += 1
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def _scopes(name: str) -> list[str]:
-    """The scopes holding a name, outermost first (``a/b/c`` -> ``a``, ``a/b``)."""
-    parts = name.split("/")
-    return ["/".join(parts[:k]) for k in range(1, len(parts))]
+class _Scopes:
+    """Every scope of one side's op names, each once, with its enclosing scope (``""`` at the
+    top) and how many ops sit directly in it.
+
+    Each scope is found once, walking up from an op only until a scope already known, and
+    every question below is one pass over the scopes: linear in the names' total length.
+    Listing each op's enclosing scopes by name instead cost depth² characters an op: saying
+    where three ops were added among 4,000 nested scopes (an op at each level) took 131 s.
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        #: Each scope -> the scope holding it (``a/b`` -> ``a``, ``a`` -> ``""``).
+        self.parent: dict[str, str] = {}
+        #: How many ops sit directly in each scope (``""``: at the top level).
+        self.own: Counter[str] = Counter()
+        for name in names:
+            scope = name.rpartition("/")[0]
+            self.own[scope] += 1
+            while scope and scope not in self.parent:
+                up = scope.rpartition("/")[0]
+                self.parent[scope] = up
+                scope = up
+        #: Every scope after the one holding it (a scope's name is longer than its parent's).
+        self.outer_first = sorted(self.parent, key=len)
+
+    def whole(self, chosen: Iterable[str]) -> set[str]:
+        """The scopes every op below which is among ``chosen`` (ops of this side)."""
+        total = Counter(self.own)
+        hit: Counter[str] = Counter(name.rpartition("/")[0] for name in chosen)
+        for scope in reversed(self.outer_first):  # inner scopes first, summed into outer
+            up = self.parent[scope]
+            if up:
+                total[up] += total[scope]
+                hit[up] += hit[scope]
+        return {scope for scope in self.parent if hit[scope] == total[scope]}
+
+    def outermost(self, among: set[str]) -> dict[str, str]:
+        """Each scope -> the outermost of it and the scopes holding it that is in ``among``
+        (scopes with none left out)."""
+        out: dict[str, str] = {}
+        for scope in self.outer_first:
+            found = out.get(self.parent[scope])
+            if found is not None:
+                out[scope] = found
+            elif scope in among:
+                out[scope] = scope
+        return out
 
 
 # --------------------------------------------------------------------------- one side
@@ -342,27 +379,30 @@ class _Scope:
 def _pair_scopes(a: _Side, b: _Side, old: _Scope, new: _Scope, pair: Any) -> None:
     """Pair two paired scopes' ops by name, then their child scopes: same name and contents;
     then, in dataflow order, alike contents (the longest common subsequence); then same name
-    (contents changed).  Recursively."""
-    for label, o in old.ops.items():
-        n = new.ops.get(label)
-        if n is not None and a.type[o] == b.type[n]:
-            pair(o, n)
-    matched: list[tuple[_Scope, _Scope]] = []
-    left = dict(old.children)
-    right = dict(new.children)
-    for name in sorted(left.keys() & right.keys()):
-        if left[name].contents == right[name].contents:
-            matched.append((left.pop(name), right.pop(name)))
-    rest_o = sorted(left.values(), key=lambda s: s.first)
-    rest_n = sorted(right.values(), key=lambda s: s.first)
-    for x, y in _common_subsequence(rest_o, rest_n):
-        matched.append((x, y))
-        left.pop(x.name.rsplit("/", 1)[-1])
-        right.pop(y.name.rsplit("/", 1)[-1])
-    for name in sorted(left.keys() & right.keys()):
-        matched.append((left[name], right[name]))
-    for x, y in matched:
-        _pair_scopes(a, b, x, y, pair)
+    (contents changed).  And so on down, paired scopes before their children (a loop, not
+    recursion: scopes nest thousands deep)."""
+    work = [(old, new)]
+    while work:
+        old, new = work.pop()
+        for label, o in old.ops.items():
+            n = new.ops.get(label)
+            if n is not None and a.type[o] == b.type[n]:
+                pair(o, n)
+        matched: list[tuple[_Scope, _Scope]] = []
+        left = dict(old.children)
+        right = dict(new.children)
+        for name in sorted(left.keys() & right.keys()):
+            if left[name].contents == right[name].contents:
+                matched.append((left.pop(name), right.pop(name)))
+        rest_o = sorted(left.values(), key=lambda s: s.first)
+        rest_n = sorted(right.values(), key=lambda s: s.first)
+        for x, y in _common_subsequence(rest_o, rest_n):
+            matched.append((x, y))
+            left.pop(x.name.rsplit("/", 1)[-1])
+            right.pop(y.name.rsplit("/", 1)[-1])
+        for name in sorted(left.keys() & right.keys()):
+            matched.append((left[name], right[name]))
+        work.extend(reversed(matched))
 
 
 def _common_subsequence(xs: list[_Scope], ys: list[_Scope]) -> list[tuple[_Scope, _Scope]]:
@@ -520,29 +560,16 @@ def _edge_changes(a: _Side, b: _Side, pairs: dict[str, str]
 # --------------------------------------------------------------------------- merging
 
 
-def _removed_name(name: str, taken: set[str], scopes: set[str], gone: set[str]) -> str:
+def _removed_name(name: str, taken: set[str], layers: dict[str, str]) -> str:
     """Where a removed op goes in the merged model.  Under its widest scope that was removed
-    whole (``gone``), if the new graph has a scope of that name (the layer now holding the
-    old layer's number), renamed ``scope (removed)``, so a removed layer stays one group of
-    its own; else its own name when free; else ``name (removed)``."""
-    for scope in _scopes(name):
-        if scope in scopes and scope in gone:
-            return f"{scope} (removed){name[len(scope):]}"
+    whole, if the new graph has a scope of that name (the layer now holding the old layer's
+    number: ``layers`` maps each old scope to that widest one), renamed ``scope (removed)``, so
+    a removed layer stays one group of its own; else its own name when free; else
+    ``name (removed)``."""
+    scope = layers.get(name.rpartition("/")[0])
+    if scope is not None:
+        return f"{scope} (removed){name[len(scope):]}"
     return name if name not in taken else f"{name} (removed)"
-
-
-def _removed_scopes(d: GraphDiff) -> set[str]:
-    """The old graph's scopes every op of which was removed."""
-    removed = set(d.removed)
-    if not removed:
-        return set()
-    total: Counter[str] = Counter()
-    hit: Counter[str] = Counter()
-    for name in d.old.g:
-        for scope in _scopes(name):
-            total[scope] += 1
-            hit[scope] += name in removed
-    return {scope for scope, n in total.items() if hit[scope] == n}
 
 
 def _merge(d: GraphDiff) -> GraphModel:
@@ -561,10 +588,13 @@ def _merge(d: GraphDiff) -> GraphModel:
                 "attrs": old.attrs(before)}
     place: dict[str, str] = {o: n for o, n in d.pairs.items()}
     taken = set(new.g)
-    scopes = {s for n in taken for s in _scopes(n)} if d.removed else set()
-    gone = _removed_scopes(d)
+    layers: dict[str, str] = {}
+    if d.removed:
+        old_scopes = _Scopes(old.g)
+        layers = old_scopes.outermost(
+            old_scopes.whole(d.removed) & _Scopes(taken).parent.keys())
     for name in d.removed:
-        kept_as = _removed_name(name, taken, scopes, gone)
+        kept_as = _removed_name(name, taken, layers)
         k = 2
         while kept_as in g:
             kept_as, k = f"{name} (removed {k})", k + 1

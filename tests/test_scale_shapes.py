@@ -213,3 +213,25 @@ def test_composed_copies_of_a_real_model_are_alike() -> None:
     assert [c.parent for c in copies] == [h.root] * 3
     h.complete()
     assert len({c.template for c in copies}) == 1
+
+
+def test_a_diff_of_deep_scopes_says_what_changed(tmp_path: Path) -> None:
+    """Scopes nested 1,500 deep on both sides, a ``Relu`` swapped for a ``Tanh`` and an op
+    added at the bottom: the diff names both and draws the merged graph.  Pairing the two
+    sides' scopes recursed once a level, a traceback from 1,000 levels on."""
+    old, new = graphs_shapes.deep(1500), graphs_shapes.deep(1500)
+    scope = new.node[-1].name.rpartition("/")[0]
+    new.node[-1].op = "Tanh"
+    extra = new.node.add(name=f"{scope}/z", op="Sigmoid")
+    extra.input.append(f"{scope}/y")
+    paths = []
+    for name, graph_def in (("old", old), ("new", new)):
+        paths.append(tmp_path / f"{name}.pb")
+        paths[-1].write_bytes(graph_def.SerializeToString())
+    d = graphviz_tb.diff(*paths)
+    assert d.result.added == [f"{scope}/z"] and d.result.removed == []
+    assert [c.new for c in d.result.changed] == [f"{scope}/y"]
+    assert d.summary() == ["ops: 1 added, 0 removed, 1 changed; edges: 0 added, 0 removed",
+                           f"1 op added under {scope}", f"changed {scope}/y: op: Relu -> Tanh"]
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", d.render())
+    assert "3 ops · +1 ~1" in texts  # the closed group holding both changes says so
