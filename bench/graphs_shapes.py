@@ -47,6 +47,16 @@ def deep(levels: int) -> graph_pb2.GraphDef:
     return graph
 
 
+def deep_changed(levels: int) -> graph_pb2.GraphDef:
+    """:func:`deep` as a later version: its ``Relu`` now a ``Tanh``, and a ``Sigmoid`` added
+    after it, at the bottom of the nesting (a diff's other side)."""
+    graph = deep(levels)
+    scope = graph.node[-1].name.rpartition("/")[0]
+    graph.node[-1].op = "Tanh"
+    _node(graph, f"{scope}/z", "Sigmoid", f"{scope}/y")
+    return graph
+
+
 def unnumbered_label(i: int) -> str:
     """A distinct lower-case name with no digit and no ``_`` (no series, no prefix)."""
     letters = string.ascii_lowercase

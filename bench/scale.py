@@ -3,7 +3,9 @@
 A stage that is linear in every dimension of the graph costs twice as much when one of them
 doubles; a quadratic one four times.  For each shape of ``graphs_shapes.py`` (and up to 12
 copies, 1.16 million ops, of the real models in ``bench/graphs/``), this draws the default
-view to SVG at three sizes, each doubling the last, in a fresh process each time, and reports
+view to SVG at three sizes, each doubling the last, in a fresh process each time (the ``diff_``
+shapes run ``tbgraph diff`` of two versions instead: their table row's first graph is the old
+side, and its parse the baseline), and reports
 its wall time and peak memory (the largest resident set of the process and what it waits for,
 ``dot`` included), the protobuf parse of the same file as the baseline, and the ratio of each
 size to the one before, in wall time and in user CPU time (the program's own work, without
@@ -70,6 +72,14 @@ class Shape:
     unit: str
     sizes: tuple[int, int, int]
     make: Callable[[int, Path], None]
+    #: The command timed on the shape's file, given a work directory (default: its default
+    #: view drawn to SVG).
+    command: Callable[[Path, Path], list[str]] | None = None
+
+    def timed(self, path: Path, work: Path) -> list[str]:
+        if self.command is None:
+            return tbgraph("render", str(path), "-o", str(work / "out.svg"))
+        return self.command(path, work)
 
 
 def _writer(build: Callable[[int], object]) -> Callable[[int, Path], None]:
@@ -95,6 +105,36 @@ def _composed(copies: int, path: Path) -> None:
     compose_to_file([unit], path, target=op_count(unit) * copies)
 
 
+def new_side(path: Path) -> Path:
+    """Where a diff shape keeps its second graph, beside the first (``x.pb``: ``x_new.pb``)."""
+    return path.with_name(f"{path.stem}_new.pb")
+
+
+def _pair_writer(old: Callable[[int], object], new: Callable[[int], object]
+                 ) -> Callable[[int, Path], None]:
+    def make(size: int, path: Path) -> None:
+        new_side(path).write_bytes(new(size).SerializeToString())  # type: ignore[attr-defined]
+        path.write_bytes(old(size).SerializeToString())  # type: ignore[attr-defined]
+    return make
+
+
+def _nasnet_pair(copies: int, path: Path) -> None:
+    """NASNet-Large's training step as TF 2.21 and TF 2.15 build it (names, functions and
+    gradients differ), each composed ``copies`` times."""
+    sides = [GRAPHS / "nasnet_large_train_tf2.15.pb", GRAPHS / "nasnet_large_train.pb"]
+    missing = [p.name for p in sides if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"needs {', '.join(missing)} (python bench/make_graphs.py)")
+    for source, out in zip(sides, [new_side(path), path], strict=True):
+        compose_to_file([source], out, target=op_count(source) * copies)
+
+
+def _diff(path: Path, work: Path) -> list[str]:
+    """``tbgraph diff`` of the pair to SVG; it exits 1 when the graphs differ, as they do."""
+    return ["sh", "-c", '"$@"; test $? -le 1', "sh",
+            *tbgraph("diff", str(path), str(new_side(path)), "-o", str(work / "diff.svg"))]
+
+
 SHAPES = [
     Shape("deep", "two ops under nested scopes", "levels", (1_000, 2_000, 4_000),
           _writer(graphs_shapes.deep)),
@@ -110,6 +150,11 @@ SHAPES = [
           (1_000, 2_000, 4_000), _writer(graphs_shapes.functions)),
     Shape("composed", "copies of four real models (NASNet-Large, BERT, ResNet-50, "
           "NASNet-Mobile), each copy under a scope", "copies", (3, 6, 12), _composed),
+    Shape("diff_deep", "`tbgraph diff` of two versions of the deep shape (an op changed, "
+          "one added, at the bottom)", "levels", (1_000, 2_000, 4_000),
+          _pair_writer(graphs_shapes.deep, graphs_shapes.deep_changed), _diff),
+    Shape("diff_ops", "`tbgraph diff` of NASNet-Large's training step as TF 2.21 and TF 2.15 "
+          "build it, each side composed of copies", "copies", (1, 2, 4), _nasnet_pair, _diff),
 ]
 BY_NAME = {s.name: s for s in SHAPES}
 
@@ -196,7 +241,7 @@ def bench_shape(shape: Shape, repeat: int, work: Path) -> Row:
     say(f"== {shape.name}: {', '.join(f'{s:,}' for s in shape.sizes)} {shape.unit}")
     commands, reps = [], []
     for path in paths:
-        commands += [parse_only(path), tbgraph("render", str(path), "-o", str(work / "out.svg"))]
+        commands += [parse_only(path), shape.timed(path, work)]
         reps += [repeat] * 2
     timings = alternating(commands, reps)
     row = Row(shape)
@@ -293,7 +338,8 @@ def _mib(kib: int) -> str:
 
 def shape_table(rows: list[Row]) -> list[str]:
     lines = [
-        "| shape | size | ops (top level) | protobuf parse (baseline) | default view to SVG "
+        "| shape | size | ops (top level) | protobuf parse (baseline) "
+        "| default view to SVG (`diff_`: the diff to SVG) "
         "| ÷ parse | peak memory | time × per doubling | CPU in the program × per doubling "
         "| memory × per doubling |",
         "|---|--:|--:|---|---|--:|--:|--:|--:|--:|",
@@ -342,7 +388,10 @@ def section(rows: list[Row], targets: Targets, repeat: int, load_start: str,
         f"same file in the same round. At most {GOAL}× per doubling is the goal (a quadratic "
         "stage shows 4×). The shapes "
         "come from `bench/graphs_shapes.py`; the composed graph is 3, 6 and 12 copies of the "
-        "real models in `bench/graphs/` (1.16 million ops at 12).",
+        "real models in `bench/graphs/` (1.16 million ops at 12); the `diff_` shapes time "
+        "`tbgraph diff` of two versions: the deep shape with an op changed and one added at "
+        "the bottom, and NASNet-Large's training step as TF 2.21 and TF 2.15 build it, 1, 2 "
+        "and 4 copies a side.",
         "",
         f"Load average (1, 5, 15 min) at the start: {load_start}; at the end: {load_average()}.",
         "",
