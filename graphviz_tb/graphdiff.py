@@ -179,7 +179,8 @@ class _Scopes:
         self.outer_first = sorted(self.parent, key=len)
 
     def whole(self, chosen: Iterable[str]) -> set[str]:
-        """The scopes every op below which is among ``chosen`` (ops of this side)."""
+        """The scopes all of whose ops, at any depth, are among ``chosen`` (ops of this
+        side)."""
         total = Counter(self.own)
         hit: Counter[str] = Counter(name.rpartition("/")[0] for name in chosen)
         for scope in reversed(self.outer_first):  # inner scopes first, summed into outer
