@@ -28,6 +28,8 @@ import itertools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from .model import reachable
+
 if TYPE_CHECKING:
     from typing import TypeAlias
 
@@ -223,7 +225,9 @@ def strong_components(g: ChildGraph) -> list[int]:
 def hull(g: ChildGraph, members: set[int]) -> set[int]:
     """The smallest convex set holding ``members``: them, and every node on a path from one
     of them to another."""
-    return (_closure(members, g.succ) & _closure(members, g.pred)) | members
+    after: set[int] = reachable(members, g.succ)
+    before: set[int] = reachable(members, g.pred)
+    return (after & before) | members
 
 
 def segments(g: ChildGraph, big: int = 40) -> list[int]:
@@ -244,8 +248,8 @@ def segments(g: ChildGraph, big: int = 40) -> list[int]:
     n = g.n
     starts = g.data_in or {i for i in range(n) if not g.pred[i] and g.succ[i]}
     ends = g.data_out or {i for i in range(n) if not g.succ[i] and g.pred[i]}
-    reached = _closure(starts, g.succ)
-    needed = _closure(ends, g.pred)
+    reached = reachable(starts, g.succ)
+    needed = reachable(ends, g.pred)
     main = reached & needed
     seg = [-1] * n
     if not main:
@@ -278,18 +282,6 @@ def segments(g: ChildGraph, big: int = 40) -> list[int]:
             used = [seg[s] for s in g.succ[i] if seg[s] >= 0]
             seg[i] = min(used) if used else -1
     return seg
-
-
-def _closure(seeds: set[int], step: list[list[int]]) -> set[int]:
-    """Everything reachable from ``seeds`` along ``step`` (seeds included)."""
-    seen = set(seeds)
-    stack = list(seeds)
-    while stack:
-        for w in step[stack.pop()]:
-            if w not in seen:
-                seen.add(w)
-                stack.append(w)
-    return seen
 
 
 def _emit_order(g: ChildGraph, main: set[int], ends: set[int]) -> list[int]:

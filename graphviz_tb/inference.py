@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .dtypes import Shape, dtype_name, shape_from_proto
 from .errors import InputError, TensorFlowRequired
 from .functions import call_targets
-from .model import CONTROL, parse_input
+from .model import CONTROL, parse_input, reachable
 from .shapes import TensorInfo, node_outputs
 
 if TYPE_CHECKING:
@@ -361,23 +361,13 @@ class _Wiring:
         order.extend(n.name for n in nodes if n.name not in placed)
         return order
 
-    def _reach(self, start: Iterable[str], step: dict[str, list[str]]) -> set[str]:
-        seen = set(start)
-        stack = list(seen)
-        while stack:
-            for nxt in step[stack.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        return seen
-
     def ancestors(self, names: Iterable[str]) -> set[str]:
         """``names`` and everything they depend on."""
-        return self._reach(names, self.inputs)
+        return reachable(names, self.inputs)
 
     def descendants(self, name: str) -> set[str]:
         """``name`` and everything that depends on it."""
-        return self._reach([name], self.outputs)
+        return reachable([name], self.outputs)
 
     def nodes_in(self, names: set[str]) -> list[Any]:
         return [self.by_name[n] for n in self.order if n in names]

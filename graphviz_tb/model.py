@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from .attrs import decode_attrs
 from .errors import NoGraphError
@@ -44,6 +44,7 @@ __all__ = [
     "is_ref_edge",
     "mark_back_edges",
     "parse_input",
+    "reachable",
     "start_model",
 ]
 
@@ -537,6 +538,28 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
             if ref.node not in ops:
                 builder.ensure_missing(ref.node, name)
             builder.edge(ref.node, name, slot, ref.control, ref.index)
+
+
+_N = TypeVar("_N")
+
+
+class Adjacency(Protocol[_N]):
+    """Each node's next nodes: a dict by name, or a list by index."""
+
+    def __getitem__(self, node: _N, /) -> Iterable[_N]: ...
+
+
+def reachable(seeds: Iterable[_N], step: Adjacency[_N]) -> set[_N]:
+    """``seeds`` and everything reachable from them along ``step`` (a loop, not recursion:
+    graphs hold chains thousands long).  Shape inference and the dataflow blocks both ask."""
+    seen = set(seeds)
+    stack = list(seen)
+    while stack:
+        for nxt in step[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
 
 
 def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
