@@ -155,13 +155,20 @@ def test_removed_ops_are_drawn_dashed_and_red(diff_pairs: dict) -> None:
         assert outline.get("stroke-dasharray"), "a removed op has a dashed outline"
 
 
-def test_a_file_that_is_no_graph_is_one_line(tmp_path: Path, diff_pairs: dict) -> None:
+@pytest.mark.parametrize("which", ["old", "new", "missing"])
+def test_a_file_that_is_no_graph_is_one_line_and_status_2(tmp_path: Path, diff_pairs: dict,
+                                                          which: str) -> None:
+    """As diff(1) and cmp(1) do, trouble is status 2, not the 1 that means "they differ": a
+    CI step that fails on any change tells a change from a file it could not read."""
     bad = tmp_path / "bad.pb"
-    bad.write_bytes(b"not a graph")
-    proc = _cli(str(bad), str(diff_pairs["padding"][1]))
-    assert proc.returncode == 1
+    if which != "missing":
+        bad.write_bytes(b"not a graph")
+    good = str(diff_pairs["padding"][1])
+    proc = _cli(*((good, str(bad)) if which == "new" else (str(bad), good)), "--json")
+    assert proc.returncode == 2
     assert proc.stderr.startswith("tbgraph: error:") and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""
 
 
 # --------------------------------------------------------------------------- the viewer

@@ -119,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
+    # The status that says "could not do it": 1, or what a command declares (``diff`` says 2,
+    # as diff(1) does, its 1 meaning "they differ").
+    failed: int = getattr(args, "error_status", 1)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -129,13 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Always one line, and model strings quoted in it cannot drive the terminal.
         message = printable(" ".join(str(exc).split()))
         print(f"tbgraph: error: {message}", file=sys.stderr)
-        return 1
+        return failed
     except MemoryError:
         # Past the cap limit_process() set (or the machine's own end): still one line.
         print("tbgraph: error: ran out of memory; the graph is too large for this machine "
               "(draw less with --depth 1 or --focus NAME, as SVG rather than HTML, or set "
               "TBGRAPH_MEMORY_LIMIT to change the cap)", file=sys.stderr)
-        return 1
+        return failed
     except KeyboardInterrupt:
         print("tbgraph: interrupted", file=sys.stderr)
         return 130

@@ -1,7 +1,8 @@
 """``tbgraph diff``: what changed between two versions of a model, as text, JSON or a picture.
 
 Like ``diff``, the exit status says whether the graphs differ: 0 when they are equal, 1 when
-they differ, 2 for a usage error (and 1 with one line on stderr for input it cannot read).
+they differ, 2 for trouble (a usage error, or input it cannot read, said in one line on
+stderr), so a CI step that fails on a change can tell it from a broken file.
 """
 
 from __future__ import annotations
@@ -54,12 +55,13 @@ def add_commands(sub: Any) -> None:
                     "(a layer inserted shifts every later dense_N), by structure; each op, "
                     "edge and group classed added, removed, changed or unchanged.  Prints a "
                     "summary (or JSON), draws one merged picture with -o, and exits 1 when "
-                    "the graphs differ, 0 when they are equal, like diff(1).",
+                    "the graphs differ, 0 when they are equal, 2 when it cannot compare "
+                    "them, like diff(1).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"
                "  tbgraph diff old.pb new.pb                 what changed, in words\n"
                "  tbgraph diff old.pb new.pb -o diff.html    the merged graph to explore\n"
-               "  tbgraph diff old.pb new.pb --json          for CI: exit 1 when they differ\n"
+               "  tbgraph diff old.pb new.pb --json          for CI: 1 if they differ, 2 on error\n"
                "  tbgraph diff logs/run1 logs/run2 --graph 1\n",
     )
     diff.add_argument("old", help=f"the old version: {INPUT_HELP}")
@@ -73,4 +75,4 @@ def add_commands(sub: Any) -> None:
                           ".png .pdf .dot .html)")
     out.add_argument("--format", choices=FORMATS, help="force the output format")
     add_view_arguments(diff)
-    diff.set_defaults(func=cmd_diff, color_by="diff")
+    diff.set_defaults(func=cmd_diff, color_by="diff", error_status=2)
