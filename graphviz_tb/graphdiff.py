@@ -74,6 +74,17 @@ class GraphDiff:
     #: Edges as (source, destination, kind), by new names (removed ones by old names).
     edges_added: list[tuple[str, str, str]] = field(default_factory=list)
     edges_removed: list[tuple[str, str, str]] = field(default_factory=list)
+    #: Each side's scopes, by ``id`` of its model (see :meth:`scopes`).
+    _scopes: dict[int, _Scopes] = field(default_factory=dict, init=False, repr=False,
+                                        compare=False)
+
+    def scopes(self, side: GraphModel) -> _Scopes:
+        """The scopes of one side's op names, found once for the summary and the merged
+        model both (0.13 s a side on NASNet-Large)."""
+        found = self._scopes.get(id(side))
+        if found is None:
+            found = self._scopes[id(side)] = _Scopes(side.g)
+        return found
 
     @property
     def equal(self) -> bool:
@@ -113,7 +124,7 @@ class GraphDiff:
         lines = [_count_line(self)]
         for verb, names, side in (("added", self.added, self.new),
                                   ("removed", self.removed, self.old)):
-            for scope, n in _by_scope(names, side)[:limit]:
+            for scope, n in (_by_scope(names, self.scopes(side)) if names else [])[:limit]:
                 where = f" under {scope}" if scope else " at the top level"
                 lines.append(f"{n} op{'s' if n != 1 else ''} {verb}{where}")
         for c in self.changed[:limit]:
@@ -139,12 +150,10 @@ def _count_line(d: GraphDiff) -> str:
     return "ops: " + ", ".join(parts) + edges
 
 
-def _by_scope(names: list[str], side: GraphModel) -> list[tuple[str, int]]:
-    """Names counted by the widest scope all of whose ops they are (a whole inserted layer
-    reads as one), else by their own scope; most first."""
-    if not names:
-        return []
-    tree = _Scopes(side.g)
+def _by_scope(names: list[str], tree: _Scopes) -> list[tuple[str, int]]:
+    """Names (of the side whose scopes are ``tree``) counted by the widest scope all of whose
+    ops they are (a whole inserted layer reads as one), else by their own scope; most
+    first."""
     widest = tree.outermost(tree.whole(names))
     counts: Counter[str] = Counter()
     for name in names:
@@ -591,9 +600,9 @@ def _merge(d: GraphDiff) -> GraphModel:
     taken = set(new.g)
     layers: dict[str, str] = {}
     if d.removed:
-        old_scopes = _Scopes(old.g)
+        old_scopes = d.scopes(old)
         layers = old_scopes.outermost(
-            old_scopes.whole(d.removed) & _Scopes(taken).parent.keys())
+            old_scopes.whole(d.removed) & d.scopes(new).parent.keys())
     for name in d.removed:
         kept_as = _removed_name(name, taken, layers)
         k = 2
