@@ -82,6 +82,11 @@ def call_targets(node_def: Any, library: dict[str, Any]) -> tuple[list[tuple[str
     return ([("", op)], 0) if op in library else ([], 0)
 
 
+def _cond_last(target: tuple[str, str]) -> bool:
+    """Sort key of a ``(sub-scope, function)`` call target: a ``While``'s condition last."""
+    return target[0] == "cond"
+
+
 def calling_ops(library: dict[str, Any]) -> frozenset[str]:
     """The op types that may run a function: a filter on ``op`` that spares reading the other
     ops' attributes, or even calling :func:`call_targets`, once per op of a 65,000-op graph."""
@@ -250,7 +255,9 @@ class _Inliner:
         node_def = g.nodes[call]["node_def"]
         targets, offset = call_targets(node_def, model.functions)
         ins, outs = _call_io(model, call)
-        g.nodes[call]["calls"] = [fname for _, fname in targets]
+        # A loop's body first: it is what the loop repeats, and a caption cut after one name
+        # should not show only the condition (the bodies still open in TensorFlow's order).
+        g.nodes[call]["calls"] = [fname for sub, fname in sorted(targets, key=_cond_last)]
         rewired = False
         for sub, fname in targets:
             if fname not in model.functions:

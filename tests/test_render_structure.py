@@ -8,6 +8,7 @@ identical structure too.
 
 from __future__ import annotations
 
+import glob
 import re
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,25 @@ def test_recurrent_layers_open_into_their_loop_bodies(tf_made: dict[str, Path]) 
                         feeders.add(u)
                         stack.append(u)
             assert any(h.ops[u].role == "arg" for u in feeders), product
+
+
+def test_a_closed_loop_is_captioned_by_its_body(tf_made: dict[str, Path]) -> None:
+    """A closed ``While`` box names the function it repeats, its body, first: the condition
+    (``..._while_cond_...``) says only when it stops, and the caption is cut after one name."""
+    graph = graphviz_tb.load(tf_made["keras_rnn"])
+    g = graph.model.g
+    loops = sorted(n for n, op in g.nodes(data="op") if op in ("While", "StatelessWhile"))
+    node_def = {n: g.nodes[n]["node_def"] for n in loops}
+    h = graph.hierarchy()
+    around = sorted({a.name for n in loops for a in h.groups[n].ancestors() if a.name})
+    root = parse(graph.render(expand=tuple(glob.escape(a) for a in around)))
+    drawn = node_groups(root, "group")
+    for loop in loops:
+        body = node_def[loop].attr["body"].func.name
+        texts = [t.text or "" for t in drawn[loop].iter("{http://www.w3.org/2000/svg}text")]
+        caption = next(t for t in texts if "ƒ" in t)
+        named = caption.split("ƒ ", 1)[1].rstrip("…")
+        assert body.startswith(named) and "cond" not in named, (loop, caption)
 
 
 def test_a_tf1_rnn_and_its_gradient_loop_close_only_their_own_loops(
