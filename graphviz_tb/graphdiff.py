@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._gc import paused_gc
 from .model import CONTROL, GraphModel, OpGraph
 from .shapes import format_shape
 
@@ -291,6 +292,7 @@ def _normalised(value: Any) -> Any:
 # --------------------------------------------------------------------------- matching
 
 
+@paused_gc
 def diff_models(old: GraphModel, new: GraphModel) -> GraphDiff:
     """Match ``old`` and ``new`` and class every op and edge (see the module docstring)."""
     a, b = _Side(old), _Side(new)
@@ -582,6 +584,7 @@ def _removed_name(name: str, taken: set[str], layers: dict[str, str]) -> str:
     return name if name not in taken else f"{name} (removed)"
 
 
+@paused_gc
 def _merge(d: GraphDiff) -> GraphModel:
     g = OpGraph()
     new, old = d.new, d.old
