@@ -161,6 +161,20 @@ def functions(count: int) -> graph_pb2.GraphDef:
     return graph
 
 
+def nested_calls(depth: int) -> graph_pb2.GraphDef:
+    """Calls nested ``depth`` deep: ``model/call`` runs ``f_{depth-1}``, whose body calls
+    ``f_{depth-2}``, and so on down to ``f_0``; each body is :func:`_function`'s."""
+    graph = graph_pb2.GraphDef()
+    _function(graph.library, "f_0", None)
+    for i in range(1, depth):
+        _function(graph.library, f"f_{i}", f"f_{i - 1}")
+    _node(graph, "input", "Placeholder")
+    call = _node(graph, "model/call", "StatefulPartitionedCall", "input")
+    call.attr["f"].func.name = f"f_{depth - 1}"
+    _node(graph, "output", "Identity", call.name)
+    return graph
+
+
 def all_ops(graph: graph_pb2.GraphDef) -> Iterator[str]:
     """Every NodeDef name, top level then function bodies (for tests)."""
     yield from (n.name for n in graph.node)

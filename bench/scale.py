@@ -148,6 +148,8 @@ SHAPES = [
           (10_000, 20_000, 40_000), _writer(graphs_shapes.long_names)),
     Shape("functions", "functions each called once, each calling a shared one", "functions",
           (1_000, 2_000, 4_000), _writer(graphs_shapes.functions)),
+    Shape("nested_calls", "calls nested in calls (past 100 levels drawn closed)", "levels",
+          (1_000, 2_000, 4_000), _writer(graphs_shapes.nested_calls)),
     Shape("composed", "copies of four real models (NASNet-Large, BERT, ResNet-50, "
           "NASNet-Mobile), each copy under a scope", "copies", (3, 6, 12), _composed),
     Shape("diff_deep", "`tbgraph diff` of two versions of the deep shape (an op changed, "

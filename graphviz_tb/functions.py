@@ -10,8 +10,10 @@ name: ``call/<node>`` for a plain call, ``call/body/<node>`` and ``call/cond/<no
 Wiring, argument by argument: the call op feeds each ``_Arg`` node with the tensor of the
 matching call input; each ``_Retval`` node feeds the consumers of the matching call output (the
 original ``call -> consumer`` data edges are replaced).  Control edges stay on the call op.
-Recursive functions are cut at the first repeat (the inner call gets ``recursion_cut``), and a
-budget of inlined ops guards against a small function called a million times.
+Recursive functions are cut at the first repeat (the inner call gets ``recursion_cut``), calls
+nested deeper than ``max_call_depth`` stay closed (``depth_cut``: a body's op names grow with
+its nesting, so opening every level holds names quadratic in it), and a budget of inlined ops
+guards against a small function called a million times.
 """
 
 from __future__ import annotations
@@ -258,6 +260,13 @@ class _Inliner:
         # A loop's body first: it is what the loop repeats, and a caption cut after one name
         # should not show only the condition (the bodies still open in TensorFlow's order).
         g.nodes[call]["calls"] = [fname for sub, fname in sorted(targets, key=_cond_last)]
+        if len(stack) >= self.options.max_call_depth:
+            g.nodes[call]["depth_cut"] = True
+            model.warnings.add(
+                "call depth",
+                f"op {call!r} is a call nested more than {self.options.max_call_depth} deep; "
+                "drawn closed")
+            return
         rewired = False
         for sub, fname in targets:
             if fname not in model.functions:

@@ -34,6 +34,10 @@ class LoadOptions:
     max_function_ops:
         Stop inlining function bodies past this many ops in total (a warning says so);
         guards against a small function called a million times.
+    max_call_depth:
+        Open calls nested at most this deep; a call deeper down is drawn closed (a warning
+        says so).  Each body's ops are named under every call above them, so opening calls
+        nested ``d`` deep holds names of length ``d`` per op: quadratic in the nesting.
     run_metadata:
         The recorded costs to colour by (``--run-metadata``): the tag of a run metadata or
         the session name of a profiler capture in the graph's run, or the path of a
@@ -46,6 +50,7 @@ class LoadOptions:
     tags: tuple[str, ...] = ()
     functions: bool = True
     max_function_ops: int = 500_000
+    max_call_depth: int = 100
     run_metadata: str | None = None
 
 

@@ -219,6 +219,8 @@ def _tooltip(h: Hierarchy, m: Member, totals: Totals | None = None) -> list[str]
             lines.append("missing: named as an input, but no such op exists")
         if data.get("recursion_cut"):
             lines.append("recursion cut here")
+        if data.get("depth_cut"):
+            lines.append("left closed: nested too deep to open")
         if data.get("shape_error"):
             lines.append(f"shape error: {clean_text(data['shape_error'], 400)}")
     else:
@@ -243,6 +245,8 @@ def _classes(m: Member, expanded: bool, h: Hierarchy) -> str:
             extra.append("shape-error")
         if data.get("recursion_cut"):
             extra.append("recursion-cut")
+        if data.get("depth_cut"):
+            extra.append("depth-cut")
         return " ".join(extra)
     assert isinstance(m, Group)
     base = "series" if m.kind == "series" else "group"
@@ -439,8 +443,8 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         if data is not None and (data["role"] == "missing" or data.get("shape_error")):
             attrs.append(f"color=\"{theme['missing']}\"")
             attrs.append("penwidth=2")
-        if data is not None and data.get("recursion_cut"):
-            attrs.append("peripheries=2")  # a recursive call left closed: a double outline
+        if data is not None and (data.get("recursion_cut") or data.get("depth_cut")):
+            attrs.append("peripheries=2")  # a call left closed: a double outline
         out.append(f"{node_id} [{', '.join(attrs)}];")
     if legend:
         table, lw, lh = legend

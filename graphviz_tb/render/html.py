@@ -280,6 +280,8 @@ def _op_notes(m: OpNode, data: dict[str, Any]) -> list[str]:
         notes.append("missing: named as an input, but no such op exists")
     if data.get("recursion_cut"):
         notes.append("recursion cut here: the function calls itself")
+    if data.get("depth_cut"):
+        notes.append("left closed: a call nested too deep to open")
     if data.get("shape_error"):
         notes.append(f"shape error: {data['shape_error']}")
     return notes
