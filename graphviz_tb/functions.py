@@ -256,10 +256,9 @@ class _Inliner:
         g, model = self.model.g, self.model
         node_def = g.nodes[call]["node_def"]
         targets, offset = call_targets(node_def, model.functions)
-        ins, outs = _call_io(model, call)
         # A loop's body first: it is what the loop repeats, and a caption cut after one name
         # should not show only the condition (the bodies still open in TensorFlow's order).
-        g.nodes[call]["calls"] = [fname for sub, fname in sorted(targets, key=_cond_last)]
+        g.nodes[call]["calls"] = [fname for _, fname in sorted(targets, key=_cond_last)]
         if len(stack) >= self.options.max_call_depth:
             g.nodes[call]["depth_cut"] = True
             model.warnings.add(
@@ -267,6 +266,7 @@ class _Inliner:
                 f"op {call!r} is a call nested more than {self.options.max_call_depth} deep; "
                 "drawn closed")
             return
+        ins, outs = _call_io(model, call)  # read only for a call that opens
         rewired = False
         for sub, fname in targets:
             if fname not in model.functions:
