@@ -6,6 +6,8 @@ one line on stderr and exit status 1.  Anything else is a bug and keeps its trac
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "CorruptRecordError",
     "ExecutableNotFound",
@@ -16,6 +18,7 @@ __all__ = [
     "SelectionError",
     "TensorFlowRequired",
     "printable",
+    "terminal_line",
 ]
 
 
@@ -79,6 +82,33 @@ def printable(text: str, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
+
+
+#: The longest run of non-blank characters :func:`terminal_line` keeps whole.
+WORD_CHARS = 200
+
+_LONG_WORD = re.compile(rf"\S{{{WORD_CHARS + 1},}}")
+
+
+def _middle_cut(match: re.Match[str]) -> str:
+    word = match.group()
+    head = WORD_CHARS // 3
+    return f"{word[:head]}…{word[len(word) - (WORD_CHARS - head - 1):]}"
+
+
+def terminal_line(text: str) -> str:
+    """A line for the terminal: :func:`printable`, and every word longer than
+    :data:`WORD_CHARS` cut in its middle.
+
+    The long words of our messages are op names, and scopes nested hundreds deep or generated
+    names make them kilobytes long: printed whole, one warning filled the screen.  The start
+    (the outer scopes) and, longer, the end (the op's own name) are what tell ops apart.
+
+    >>> line = terminal_line("op " + "s/" * 1000 + "relu: odd")
+    >>> len(line), line[:9], line[-14:]
+    (207, 'op s/s/s/', '/s/s/relu: odd')
+    """
+    return _LONG_WORD.sub(_middle_cut, printable(text))
 
 
 class GraphvizTbWarning(UserWarning):

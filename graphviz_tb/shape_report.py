@@ -15,7 +15,7 @@ import heapq
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import GraphvizTbError
+from .errors import GraphvizTbError, terminal_line
 from .inference import InputEdge, input_edges
 from .model import CONTROL
 from .shapes import TensorInfo, format_shape
@@ -134,10 +134,12 @@ def shape_rows(model: GraphModel, *, patterns: Iterable[str] = (),
 
 
 def table_lines(rows: list[ShapeRow]) -> list[str]:
-    """Aligned columns: op name, op type, input shapes, output shapes."""
+    """Aligned columns: op name, op type, input shapes, output shapes (names and types as the
+    terminal may show them: see :func:`~graphviz_tb.errors.terminal_line`)."""
     header = ("OP", "TYPE", "INPUTS", "OUTPUTS")
     cells = [
-        (r.name, r.op, ", ".join(shape_text(e.tensor) for e in r.inputs) or "-",
+        (terminal_line(r.name), terminal_line(r.op),
+         ", ".join(shape_text(e.tensor) for e in r.inputs) or "-",
          _ERROR_MARK if r.error else ", ".join(shape_text(o) for o in r.outputs) or "-")
         for r in rows
     ]
@@ -222,7 +224,8 @@ def trace_lines(model: GraphModel, name: str, *, depth: int = 5,
 
     Each line is one edge with the tensor it carries; control edges are marked ``^control``.
     An op already expanded is not expanded again, which keeps the tree no longer than the
-    graph; ``depth`` limits the levels (0 = no limit) and ``…`` marks where it cut.
+    graph; ``depth`` limits the levels (0 = no limit) and ``…`` marks where it cut.  Lines are
+    made safe for the terminal (see :func:`~graphviz_tb.errors.terminal_line`).
     """
     outs = ", ".join(shape_text(o) for o in model.op_outputs(name)) or "no outputs"
     lines = [f"{_node_text(model, name)} → {outs}"]
@@ -247,11 +250,12 @@ def trace_lines(model: GraphModel, name: str, *, depth: int = 5,
         child_prefix = prefix + ("   " if last else "│  ")
         stack.extend((t, n, child_prefix, i == 0, level + 1)
                      for i, (t, n) in enumerate(reversed(children)))
-    return lines
+    return [terminal_line(line) for line in lines]
 
 
 def failure_lines(model: GraphModel, report: ShapeReport, *, depth: int = 4) -> list[str]:
-    """Where inference broke: the op, its input shapes, TensorFlow's message, the input chain."""
+    """Where inference broke: the op, its input shapes, TensorFlow's message, the input chain
+    (lines safe for the terminal)."""
     if report.ok:
         return []
     first: ShapeFailure = report.failures[0]
@@ -267,10 +271,12 @@ def failure_lines(model: GraphModel, report: ShapeReport, *, depth: int = 4) -> 
             lines.append(f"    [{e.slot}] {shape_text(e.tensor)}  from {e.src}"
                          + (f":{e.src_output}" if e.src_output else ""))
     lines.append(f"  TensorFlow: {first.message}")
+    lines = [terminal_line(line) for line in lines]
     lines.append("  how the inputs get there:")
     lines.extend("    " + line for line in trace_lines(model, first.node, depth=depth))
     others = report.failures[1:]
     if others:
-        lines.append(f"  {len(others)} more op(s) failed independently: "
-                     + ", ".join(f.node for f in others[:5]) + (" …" if len(others) > 5 else ""))
+        lines.append(terminal_line(
+            f"  {len(others)} more op(s) failed independently: "
+            + ", ".join(f.node for f in others[:5]) + (" …" if len(others) > 5 else "")))
     return lines

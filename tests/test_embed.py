@@ -580,7 +580,7 @@ def test_import_stays_cheap() -> None:
     assert result.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("name", ["graphviz_tb.embed", "graphviz_tb.jupyter",
+@pytest.mark.parametrize("name", ["graphviz_tb.embed", "graphviz_tb.errors", "graphviz_tb.jupyter",
                                   "graphviz_tb.markdown"])
 def test_docstring_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import doctest

@@ -78,6 +78,7 @@ def _commands(case: Case) -> dict[str, list[str]]:
         "html": ["render", "{in}", "-o", "{out}.html", *expand],
     }
     if not case.heavy:
+        commands["shapes"] = ["shapes", "{in}"]
         commands["svg-expanded"] = ["render", "{in}", "-o", "{out}.svg", "--expand-all",
                                     "--title", TITLE]
     return commands
@@ -251,7 +252,8 @@ def _written(run: Run) -> Path:
 def _check_success(run: Run) -> None:
     assert run.returncode == 0, run.describe()
     for line in run.stderr.splitlines():
-        assert line.startswith(("tbgraph: warning: ", "wrote ")), run.describe()
+        assert line.startswith(("tbgraph: warning: ", "tbgraph: note: ", "wrote ")), \
+            run.describe()
     if run.output is None:
         assert run.stdout.strip(), run.describe()
         return
@@ -282,7 +284,7 @@ def test_every_command_draws_or_fails_in_one_line(runner: Runner, case: str,
     else:
         _check_failure(run)
     # Nothing printed may move the cursor, clear the screen or fake a line of output.
-    text = run.stdout.decode("utf-8", "replace") if command == "info" else ""
+    text = run.stdout.decode("utf-8", "replace") if command in ("info", "shapes") else ""
     for line in [*text.splitlines(), *run.stderr.splitlines()]:
         assert line.isprintable(), f"unprintable characters reach the terminal: {line!r}"
     assert run.peak_mb < MAX_RSS_MB, f"{run.peak_mb:.0f} MB peak memory"
@@ -573,6 +575,71 @@ def test_damaged_event_files_say_which_record(runner: Runner, case: str) -> None
 
 def test_cut_event_file_says_it_is_cut_short(runner: Runner) -> None:
     assert "cut short" in runner.get("event_cut_short", "info").stderr
+
+
+def _diff_lines(tmp_path: Path, old: Any, new: Any) -> list[str]:
+    """What ``tbgraph diff old new`` prints on both streams, line by line (status 1: they
+    differ)."""
+    import hostile_inputs
+
+    a = hostile_inputs.write_pb(tmp_path / "old.pb", old)
+    b = hostile_inputs.write_pb(tmp_path / "new.pb", new)
+    proc = subprocess.run([sys.executable, "-m", "graphviz_tb", "diff", str(a), str(b)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1, proc.stderr
+    return [*proc.stdout.splitlines(), *proc.stderr.splitlines()]
+
+
+def test_the_diff_summary_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """The summary quotes the changed ops' names: escape sequences in them are shown, not
+    sent to the terminal."""
+    import hostile_inputs
+
+    old = hostile_inputs.hostile_names_graph()
+    new = hostile_inputs.hostile_names_graph()
+    new.node.add().CopyFrom(hostile_inputs.node("\x1b]0;added\x07\x1b[2J", "Identity",
+                                                ["input"]))
+    for nd in new.node:
+        if nd.name == HOSTILE_NAMES[18]:  # escape sequences, a bell and a NUL
+            nd.attr["note"].s = b"changed"
+    lines = _diff_lines(tmp_path, old, new)
+    assert any(line.startswith("changed nul") for line in lines), lines
+    assert [line for line in lines if not line.isprintable()] == []
+
+
+def test_a_trace_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """``tbgraph trace`` prints the names of the ops it walks through, escaped."""
+    import hostile_inputs
+
+    source = hostile_inputs.write_pb(tmp_path / "g.pb", hostile_inputs.hostile_names_graph())
+    proc = subprocess.run([sys.executable, "-m", "graphviz_tb", "trace", str(source),
+                           "input", "--outputs", "--depth", "0"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = [*proc.stdout.splitlines(), *proc.stderr.splitlines()]
+    assert len(proc.stdout.splitlines()) > len(HOSTILE_NAMES), proc.stdout
+    assert [line for line in lines if not line.isprintable()] == []
+
+
+def test_terminal_lines_shorten_long_names_in_the_middle(tmp_path: Path) -> None:
+    """A 5,000-character name is cut in the middle on the terminal, keeping its start and its
+    end (where the op's own name is), so one line stays one screen line or two."""
+    import hostile_inputs
+
+    old = hostile_inputs.long_names_graph()
+    new = hostile_inputs.long_names_graph()
+    slashes = "/".join(["d" * 99] * 50) + "x"
+    for nd in new.node:
+        if nd.name == slashes:
+            nd.op = "Relu"
+    lines = _diff_lines(tmp_path, old, new)
+    changed = [line for line in lines if line.startswith("changed ")]
+    assert len(changed) == 1, lines
+    assert len(changed[0]) <= 240, len(changed[0])
+    assert changed[0].startswith("changed " + "d" * 40)
+    assert "d" * 40 + "x: op: Identity -> Relu" in changed[0]
+    assert "…" in changed[0]
+    assert max(len(line) for line in lines) <= 240, [len(line) for line in lines]
 
 
 # --------------------------------------------------------------------------- in the browser

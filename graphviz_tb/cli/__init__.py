@@ -17,7 +17,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 
-from ..errors import GraphvizTbError, printable
+from ..errors import GraphvizTbError, terminal_line
 from ..resources import limit_process
 from ..version import __version__
 from . import diff, render, shapes
@@ -87,7 +87,7 @@ class _Version(argparse.Action):
 
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
     for w in caught:
-        print(f"tbgraph: warning: {printable(' '.join(str(w.message).split()))}",
+        print(f"tbgraph: warning: {terminal_line(' '.join(str(w.message).split()))}",
               file=sys.stderr)
 
 
@@ -105,7 +105,7 @@ def run() -> None:
     try:
         limit_process()
     except GraphvizTbError as exc:  # a malformed TBGRAPH_MEMORY_LIMIT
-        print(f"tbgraph: error: {printable(str(exc))}", file=sys.stderr)
+        print(f"tbgraph: error: {terminal_line(str(exc))}", file=sys.stderr)
         os._exit(1)
     status = main()
     for stream in (sys.stdout, sys.stderr):
@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except GraphvizTbError as exc:
         # Always one line, and model strings quoted in it cannot drive the terminal.
-        message = printable(" ".join(str(exc).split()))
+        message = terminal_line(" ".join(str(exc).split()))
         print(f"tbgraph: error: {message}", file=sys.stderr)
         return failed
     except MemoryError:

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import GraphvizTbError, printable
+from ..errors import GraphvizTbError, terminal_line
 from ..options import LoadOptions, parse_input_shape
 
 if TYPE_CHECKING:
@@ -34,8 +34,9 @@ __all__ = [
 
 
 def warn(line: str) -> None:
-    """A warning on stderr, one line, safe for the terminal."""
-    print(f"tbgraph: warning: {printable(line)}", file=sys.stderr)
+    """A warning on stderr, one line, safe for the terminal and long names cut (see
+    :func:`~graphviz_tb.errors.terminal_line`)."""
+    print(f"tbgraph: warning: {terminal_line(line)}", file=sys.stderr)
 
 
 #: What an input may be, for the help of every command.

@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from ..errors import terminal_line
 from ..render import FORMATS, format_for
 from .common import INPUT_HELP, Progress, add_selection, load_options, warn
 from .render import add_view_arguments, render_options
@@ -34,7 +35,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:
-        print("\n".join(result.summary()))
+        print("\n".join(terminal_line(line) for line in result.summary()))
     if args.output:
         fmt = format_for(args.output, args.format)
         progress = Progress("laying out the diff")

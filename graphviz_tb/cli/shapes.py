@@ -13,6 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ..errors import terminal_line
 from .common import add_input, add_shape_arguments, load_graph, warn
 
 if TYPE_CHECKING:
@@ -98,8 +99,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     print("\n".join(trace_lines(graph.model, node, depth=args.depth, outputs=args.outputs)))
     if report is not None and not report.ok:
         first = report.failures[0]
-        print(f"tbgraph: shape inference failed at {first.node} ({first.op}); "
-              "'tbgraph shapes' with the same flags explains", file=sys.stderr)
+        print(terminal_line(f"tbgraph: shape inference failed at {first.node} ({first.op}); "
+                            "'tbgraph shapes' with the same flags explains"), file=sys.stderr)
         return 1
     return 0
 
