@@ -79,9 +79,11 @@ class GraphDiff:
     _scopes: dict[int, _Scopes] = field(default_factory=dict, init=False, repr=False,
                                         compare=False)
 
+    @paused_gc
     def scopes(self, side: GraphModel) -> _Scopes:
         """The scopes of one side's op names, found once for the summary and the merged
-        model both (0.13 s a side on NASNet-Large)."""
+        model both (0.06 s a side on NASNet-Large, with the collector paused: a dict a
+        scope)."""
         found = self._scopes.get(id(side))
         if found is None:
             found = self._scopes[id(side)] = _Scopes(side.g)
@@ -156,60 +158,133 @@ def _by_scope(names: list[str], tree: _Scopes) -> list[tuple[str, int]]:
     ops they are (a whole inserted layer reads as one), else by their own scope; most
     first."""
     widest = tree.outermost(tree.whole(names))
-    counts: Counter[str] = Counter()
+    counts: Counter[int] = Counter()
     for name in names:
-        scope = name.rpartition("/")[0]
+        scope = tree.of(name)
         counts[widest.get(scope, scope)] += 1
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return sorted(((tree.name(s), n) for s, n in counts.items()), key=lambda kv: (-kv[1], kv[0]))
 
 
 class _Scopes:
-    """Every scope of one side's op names, each once, with its enclosing scope (``""`` at the
-    top) and how many ops sit directly in it.
+    """Every scope of one side's op names, once, as a tree of numbered scopes: each one's
+    enclosing scope (0 is the top level), its last name component, and how many ops sit
+    directly in it.
 
-    Each scope is found once, walking up from an op only until a scope already known, and
-    every question below is one pass over the scopes: linear in the names' total length.
-    Listing each op's enclosing scopes by name instead cost depth² characters an op: saying
-    where three ops were added among 4,000 nested scopes (an op at each level) took 131 s.
+    Scopes are named by their path of components, not their full names, which only the few
+    a summary prints are spelt out for: the full names of scopes nested ``d`` deep add up to
+    ``d²`` characters (a 4,000-deep chain, 42 MB a side).  The full names kept, to find a
+    scope again, are those of scopes holding ops (no longer than the op names themselves) and
+    short ones (at most :attr:`KEEP` characters, as good as a component each).  Building the
+    tree and every question below are one pass: linear in the names' total length.
     """
 
+    #: The longest full name of a scope holding no ops that is kept to look it up by.
+    KEEP = 256
+
     def __init__(self, names: Iterable[str]) -> None:
-        #: Each scope -> the scope holding it (``a/b`` -> ``a``, ``a`` -> ``""``).
-        self.parent: dict[str, str] = {}
-        #: How many ops sit directly in each scope (``""``: at the top level).
-        self.own: Counter[str] = Counter()
+        #: Each scope's enclosing scope (-1 for the top level, scope 0); an enclosing scope
+        #: is numbered before the scopes in it.
+        self.parent: list[int] = [-1]
+        #: Each scope's last name component.
+        self.label: list[str] = [""]
+        #: Each scope's child scopes by component.
+        self.kids: list[dict[str, int]] = [{}]
+        #: How many ops sit directly in each scope.
+        self.own: list[int] = [0]
+        #: The scopes that hold ops, by full name.
+        self._holding: dict[str, int] = {"": 0}
         for name in names:
-            scope = name.rpartition("/")[0]
-            self.own[scope] += 1
-            while scope and scope not in self.parent:
-                up = scope.rpartition("/")[0]
-                self.parent[scope] = up
-                scope = up
-        #: Every scope after the one holding it (a scope's name is longer than its parent's).
-        self.outer_first = sorted(self.parent, key=len)
+            self.own[self._find(name.rpartition("/")[0])] += 1
 
-    def whole(self, chosen: Iterable[str]) -> set[str]:
-        """The scopes all of whose ops, at any depth, are among ``chosen`` (ops of this
-        side)."""
-        total = Counter(self.own)
-        hit: Counter[str] = Counter(name.rpartition("/")[0] for name in chosen)
-        for scope in reversed(self.outer_first):  # inner scopes first, summed into outer
+    def _find(self, scope: str) -> int:
+        """The number of a scope named as ``str.rpartition`` names an op's scope (``a/b`` is
+        in ``a``; ``/a`` and ``/`` are at the top), made with those enclosing it if new."""
+        holding = self._holding
+        found = holding.get(scope)
+        if found is not None:
+            return found
+        node = 0
+        if len(scope) > self.KEEP:  # from the top, by components: no long prefix is copied
+            parts = scope.split("/")
+            if parts[0] == "":  # a leading "/" belongs to the first component
+                parts[0:2] = ["/" + parts[1]]
+            for part in parts:
+                node = self._child(node, part)
+        else:  # up to the nearest scope known (usually the next one up), then down
+            labels: list[tuple[str, str]] = []
+            up = scope
+            while True:
+                outer, _, last = up.rpartition("/")
+                labels.append((up, last if outer else up))
+                known = holding.get(outer)
+                if known is not None:
+                    break
+                up = outer
+            node = known
+            for full, label in reversed(labels):
+                node = holding[full] = self._child(node, label)
+        holding[scope] = node
+        return node
+
+    def _child(self, node: int, label: str) -> int:
+        child = self.kids[node].get(label)
+        if child is None:
+            child = self.kids[node][label] = len(self.parent)
+            self.parent.append(node)
+            self.label.append(label)
+            self.kids.append({})
+            self.own.append(0)
+        return child
+
+    def of(self, name: str) -> int:
+        """The scope holding an op of this side."""
+        return self._holding[name.rpartition("/")[0]]
+
+    def name(self, scope: int) -> str:
+        """A scope's full name (``""`` for the top level)."""
+        parts = []
+        while scope > 0:
+            parts.append(self.label[scope])
+            scope = self.parent[scope]
+        return "/".join(reversed(parts))
+
+    def whole(self, chosen: Iterable[str]) -> set[int]:
+        """The scopes (not the top level) all of whose ops, at any depth, are among
+        ``chosen`` (ops of this side)."""
+        total = list(self.own)
+        hit = [0] * len(total)
+        for name in chosen:
+            hit[self.of(name)] += 1
+        for scope in range(len(total) - 1, 0, -1):  # inner scopes first, summed into outer
             up = self.parent[scope]
-            if up:
-                total[up] += total[scope]
-                hit[up] += hit[scope]
-        return {scope for scope in self.parent if hit[scope] == total[scope]}
+            total[up] += total[scope]
+            hit[up] += hit[scope]
+        return {scope for scope in range(1, len(total)) if hit[scope] == total[scope]}
 
-    def outermost(self, among: set[str]) -> dict[str, str]:
+    def outermost(self, among: set[int]) -> dict[int, int]:
         """Each scope -> the outermost of it and the scopes holding it that is in ``among``
         (scopes with none left out)."""
-        out: dict[str, str] = {}
-        for scope in self.outer_first:
+        out: dict[int, int] = {}
+        for scope in range(1, len(self.parent)):  # outer scopes first
             found = out.get(self.parent[scope])
             if found is not None:
                 out[scope] = found
             elif scope in among:
                 out[scope] = scope
+        return out
+
+    def shared(self, other: _Scopes) -> set[int]:
+        """The scopes of this side whose full name is a scope of ``other`` too."""
+        out: set[int] = set()
+        work = [(0, 0)]
+        while work:
+            mine, theirs = work.pop()
+            kids = other.kids[theirs]
+            for label, child in self.kids[mine].items():
+                match = kids.get(label)
+                if match is not None:
+                    out.add(child)
+                    work.append((child, match))
         return out
 
 
@@ -345,14 +420,15 @@ def _match(a: _Side, b: _Side) -> dict[str, str]:
 
 
 class _Scope:
-    """A name scope of one side: its ops (by their last name component), child scopes, the
-    op-type multiset of everything below (its contents, names ignored), and where it first
-    appears in the dataflow."""
+    """A name scope of one side: its last name component (its full name is not kept: scopes
+    nested ``d`` deep have ``d²`` characters of them), its ops (by their last name component),
+    child scopes, the op-type multiset of everything below (its contents, names ignored), and
+    where it first appears in the dataflow."""
 
-    __slots__ = ("children", "contents", "first", "name", "ops")
+    __slots__ = ("children", "contents", "first", "label", "ops")
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, label: str) -> None:
+        self.label = label
         self.children: dict[str, _Scope] = {}
         self.ops: dict[str, str] = {}
         self.contents: tuple = ()
@@ -367,8 +443,7 @@ class _Scope:
             for part in parts[:-1]:
                 child = node.children.get(part)
                 if child is None:
-                    child = node.children[part] = _Scope(
-                        f"{node.name}/{part}" if node.name else part)
+                    child = node.children[part] = _Scope(part)
                 node = child
             node.ops[parts[-1]] = name
         stack, order = [root], []
@@ -410,8 +485,8 @@ def _pair_scopes(a: _Side, b: _Side, old: _Scope, new: _Scope, pair: Any) -> Non
         rest_n = sorted(right.values(), key=lambda s: s.first)
         for x, y in _common_subsequence(rest_o, rest_n):
             matched.append((x, y))
-            left.pop(x.name.rsplit("/", 1)[-1])
-            right.pop(y.name.rsplit("/", 1)[-1])
+            left.pop(x.label)
+            right.pop(y.label)
         for name in sorted(left.keys() & right.keys()):
             matched.append((left[name], right[name]))
         work.extend(reversed(matched))
@@ -572,15 +647,13 @@ def _edge_changes(a: _Side, b: _Side, pairs: dict[str, str]
 # --------------------------------------------------------------------------- merging
 
 
-def _removed_name(name: str, taken: set[str], layers: dict[str, str]) -> str:
+def _removed_name(name: str, taken: set[str], layer: str | None) -> str:
     """Where a removed op goes in the merged model.  Under its widest scope that was removed
-    whole, if the new graph has a scope of that name (the layer now holding the old layer's
-    number: ``layers`` maps each old scope to that widest one), renamed ``scope (removed)``, so
-    a removed layer stays one group of its own; else its own name when free; else
-    ``name (removed)``."""
-    scope = layers.get(name.rpartition("/")[0])
-    if scope is not None:
-        return f"{scope} (removed){name[len(scope):]}"
+    whole, if the new graph has a scope of that name (``layer``: the layer now holding the old
+    layer's number), renamed ``scope (removed)``, so a removed layer stays one group of its
+    own; else its own name when free; else ``name (removed)``."""
+    if layer is not None:
+        return f"{layer} (removed){name[len(layer):]}"
     return name if name not in taken else f"{name} (removed)"
 
 
@@ -601,13 +674,17 @@ def _merge(d: GraphDiff) -> GraphModel:
                 "attrs": old.attrs(before)}
     place: dict[str, str] = {o: n for o, n in d.pairs.items()}
     taken = set(new.g)
-    layers: dict[str, str] = {}
+    layers: dict[int, int] = {}
+    layer_names: dict[int, str] = {}
     if d.removed:
         old_scopes = d.scopes(old)
         layers = old_scopes.outermost(
-            old_scopes.whole(d.removed) & d.scopes(new).parent.keys())
+            old_scopes.whole(d.removed) & old_scopes.shared(d.scopes(new)))
     for name in d.removed:
-        kept_as = _removed_name(name, taken, layers)
+        layer = layers.get(old_scopes.of(name)) if layers else None
+        if layer is not None and layer not in layer_names:
+            layer_names[layer] = old_scopes.name(layer)
+        kept_as = _removed_name(name, taken, None if layer is None else layer_names[layer])
         k = 2
         while kept_as in g:
             kept_as, k = f"{name} (removed {k})", k + 1
