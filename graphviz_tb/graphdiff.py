@@ -172,14 +172,11 @@ class _Scopes:
 
     Scopes are named by their path of components, not their full names, which only the few
     a summary prints are spelt out for: the full names of scopes nested ``d`` deep add up to
-    ``d²`` characters (a 4,000-deep chain, 42 MB a side).  The full names kept, to find a
-    scope again, are those of scopes holding ops (no longer than the op names themselves) and
-    short ones (at most :attr:`KEEP` characters, as good as a component each).  Building the
-    tree and every question below are one pass: linear in the names' total length.
+    ``d²`` characters (a 4,000-deep chain, 42 MB a side).  Only the full names of scopes
+    holding ops are kept, to find them again: those are no longer than the op names
+    themselves.  Building the tree and every question below are one pass: linear in the
+    names' total length.
     """
-
-    #: The longest full name of a scope holding no ops that is kept to look it up by.
-    KEEP = 256
 
     def __init__(self, names: Iterable[str]) -> None:
         #: Each scope's enclosing scope (-1 for the top level, scope 0); an enclosing scope
@@ -199,31 +196,16 @@ class _Scopes:
     def _find(self, scope: str) -> int:
         """The number of a scope named as ``str.rpartition`` names an op's scope (``a/b`` is
         in ``a``; ``/a`` and ``/`` are at the top), made with those enclosing it if new."""
-        holding = self._holding
-        found = holding.get(scope)
+        found = self._holding.get(scope)
         if found is not None:
             return found
+        parts = scope.split("/")
+        if parts[0] == "":  # a leading "/" belongs to the first component
+            parts[0:2] = ["/" + parts[1]]
         node = 0
-        if len(scope) > self.KEEP:  # from the top, by components: no long prefix is copied
-            parts = scope.split("/")
-            if parts[0] == "":  # a leading "/" belongs to the first component
-                parts[0:2] = ["/" + parts[1]]
-            for part in parts:
-                node = self._child(node, part)
-        else:  # up to the nearest scope known (usually the next one up), then down
-            labels: list[tuple[str, str]] = []
-            up = scope
-            while True:
-                outer, _, last = up.rpartition("/")
-                labels.append((up, last if outer else up))
-                known = holding.get(outer)
-                if known is not None:
-                    break
-                up = outer
-            node = known
-            for full, label in reversed(labels):
-                node = holding[full] = self._child(node, label)
-        holding[scope] = node
+        for part in parts:  # from the top, by components: no prefix of the name is copied
+            node = self._child(node, part)
+        self._holding[scope] = node
         return node
 
     def _child(self, node: int, label: str) -> int:
@@ -674,17 +656,16 @@ def _merge(d: GraphDiff) -> GraphModel:
                 "attrs": old.attrs(before)}
     place: dict[str, str] = {o: n for o, n in d.pairs.items()}
     taken = set(new.g)
-    layers: dict[int, int] = {}
-    layer_names: dict[int, str] = {}
+    layers: dict[str, str] = {}  # a removed op -> the widest removed layer holding it
     if d.removed:
         old_scopes = d.scopes(old)
-        layers = old_scopes.outermost(
+        widest = old_scopes.outermost(
             old_scopes.whole(d.removed) & old_scopes.shared(d.scopes(new)))
+        spelt = {w: old_scopes.name(w) for w in set(widest.values())}
+        layers = {name: spelt[w] for name in d.removed
+                  if (w := widest.get(old_scopes.of(name))) is not None}
     for name in d.removed:
-        layer = layers.get(old_scopes.of(name)) if layers else None
-        if layer is not None and layer not in layer_names:
-            layer_names[layer] = old_scopes.name(layer)
-        kept_as = _removed_name(name, taken, None if layer is None else layer_names[layer])
+        kept_as = _removed_name(name, taken, layers.get(name))
         k = 2
         while kept_as in g:
             kept_as, k = f"{name} (removed {k})", k + 1
