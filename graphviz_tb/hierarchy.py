@@ -563,10 +563,14 @@ def _op_members(group: Group) -> list[OpNode]:
 
 
 def _first_token(label: str, prefix: str) -> str | None:
+    """``prefix`` and the next ``_``-separated token of ``label``, if it has one more token
+    after it.  An empty token (``_x``, ``a__b``) is none: it named a group ``""``, the root's
+    name, or one ending in ``_``."""
     rest = label[len(prefix):] if label.startswith(prefix) else None
     if not rest or "_" not in rest:
         return None
-    return prefix + rest.split("_", 1)[0]
+    token = rest.split("_", 1)[0]
+    return prefix + token if token else None
 
 
 def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:

@@ -207,6 +207,17 @@ def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool)
         assert listed(alone) == listed(grp), grp.name
 
 
+def test_names_starting_with_an_underscore_make_no_nameless_group() -> None:
+    """Labels such as ``_`` and ``_a`` share an empty first token: that made a prefix group
+    named ``""``, the root's own name, which ``lookup`` and the viewer took for the root (found
+    by the test above, on hostile names)."""
+    names = ["_", "_a", "_b"] + [f"op{i}" for i in range(12)]
+    h = structured_hierarchy(build_model(graph_def([node(n) for n in names])), RenderOptions())
+    assert "" not in h.groups
+    assert all(g.name for g in h.groups.values())
+    assert sorted(m.name for m in h.root.walk() if isinstance(m, OpNode)) == sorted(names)
+
+
 #: Three alike blocks of three alike units: the blocks fold into a series only if each one's
 #: template is taken after its own units folded.
 _NESTED = graph_def(
