@@ -9,32 +9,21 @@ picture still says where the edge leads.  ``--no-aux`` keeps everything in place
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from .hierarchy import Group, OpNode
+from .hierarchy import Group, OpNode, is_bookkeeping
 
 if TYPE_CHECKING:
     from .hierarchy import AggEdge, Member
 
 __all__ = ["auxiliary_children", "is_bookkeeping"]
 
-#: Names that are auxiliary by convention, whatever their degree.
-_CONVENTIONAL = re.compile(
-    r"^(init(_\d+)?|save(_\d+)?|summaries|MergeSummary(_\d+)?|global_step|"
-    r"report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$"
-)
 #: Op types that are bookkeeping whatever they are called.  (A control-flow ``Merge`` is
 #: dataflow, not bookkeeping, though TensorFlow names it ``Merge`` too.)
 _BOOKKEEPING_OPS = frozenset({"MergeSummary", "MergeV2Checkpoints"})
 _MIN_CHILDREN = 6
 _MIN_DEGREE = 4
 _IQR_FACTOR = 3.0
-
-
-def is_bookkeeping(label: str) -> bool:
-    """Is this a name conventional for bookkeeping (``init``, ``save``, ``summaries`` ...)?"""
-    return _CONVENTIONAL.match(label) is not None
 
 
 def _bookkeeping(m: Member) -> bool:

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import islice, pairwise
 from typing import TYPE_CHECKING
 
 from . import engine
@@ -533,20 +533,83 @@ def _rows_layout(nodes: list[Member], sizes: dict[Member, tuple[float, float]],
     pos: dict[Member, tuple[float, float]] = {}
     y = 0.0
     layout_w = 0.0
-    for row in rows:
+    lanes = _Lanes(gap)
+    for r, row in enumerate(rows):
         row_h = max(sizes[m][1] for m in row)
-        x = 0.0
-        for m in row:
+        x = gap  # a lane at the left, for edges between rows apart
+        for k, m in enumerate(row):
             pos[m] = (x + sizes[m][0] / 2, y + row_h / 2)
+            lanes.place[m] = (r, k)
             x += sizes[m][0] + gap
+        lanes.above.append(y + row_h + gap)
         layout_w = max(layout_w, x - gap)
         y += row_h + 2 * gap
-    height = y - 2 * gap
+    height = y - gap  # the gap above the last row holds edges entering it from above
+    wires = [lanes.wire(agg, label, width, pos, sizes) for agg, label, width in edges
+             if agg.src is not agg.dst]
     if rankdir == "TB":  # inputs at the top instead
         pos = {m: (x, height - yy) for m, (x, yy) in pos.items()}
-    wires = [_straight_wire(agg, label, width, pos, sizes) for agg, label, width in edges
-             if agg.src is not agg.dst]
+        wires = [_flipped(w, height) for w in wires]
     return GroupLayout(layout_w, height, pos, wires)
+
+
+class _Lanes:
+    """Routes for the rows layout's edges that run through no box: neighbours in a row are
+    joined by a straight line; any other edge leaves its source upwards into the gap above
+    its row, runs along gaps (and the lane left of the rows, to pass rows between) and enters
+    its target from the gap below it (or above it, for an edge to its own row or back)."""
+
+    def __init__(self, gap: float) -> None:
+        self.gap = gap
+        self.place: dict[Member, tuple[int, int]] = {}  # (row, position in the row)
+        self.above: list[float] = []  # each row's gap line above it
+
+    def wire(self, agg: AggEdge, label: str, width: float,
+             pos: dict[Member, tuple[float, float]],
+             sizes: dict[Member, tuple[float, float]]) -> Wire:
+        (rs, ks), (rt, kt) = self.place[agg.src], self.place[agg.dst]
+        if rs == rt and abs(ks - kt) == 1:
+            return _straight_wire(agg, label, width, pos, sizes)
+        (sx, sy), (tx, ty) = pos[agg.src], pos[agg.dst]
+        route = [(sx, sy + sizes[agg.src][1] / 2), (sx, self.above[rs])]
+        if rt == rs + 1:
+            route += [(tx, self.above[rs]), (tx, ty - sizes[agg.dst][1] / 2)]
+        else:
+            into = self.above[rt - 1] if rt > rs else self.above[rt]
+            end = ty - sizes[agg.dst][1] / 2 if rt > rs else ty + sizes[agg.dst][1] / 2
+            lane = self.gap / 2
+            route += [(lane, self.above[rs]), (lane, into), (tx, into), (tx, end)]
+        route = [p for i, p in enumerate(route) if i == 0 or p != route[i - 1]]
+        return _polyline_wire(agg, label, width, route)
+
+
+def _polyline_wire(agg: AggEdge, label: str, width: float,
+                   route: list[tuple[float, float]]) -> Wire:
+    """A wire along straight segments (each a cubic Bézier piece), its last one shortened by
+    the arrowhead, labelled beside its second segment."""
+    tip, before = route[-1], route[-2]
+    length = math.dist(tip, before) or 1.0
+    drawn = width if agg.kind == DATA else 1.0  # as render/dot.py draws it
+    back = min(_ARROW + engine.current().arrow_pullback(drawn), length / 2) / length
+    route = [*route[:-1], (tip[0] - (tip[0] - before[0]) * back,
+                           tip[1] - (tip[1] - before[1]) * back)]
+    points = [route[0]]
+    for a, b in pairwise(route):
+        points += [((2 * a[0] + b[0]) / 3, (2 * a[1] + b[1]) / 3),
+                   ((a[0] + 2 * b[0]) / 3, (a[1] + 2 * b[1]) / 3), b]
+    a, b = route[min(1, len(route) - 2)], route[min(2, len(route) - 1)]
+    mid = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+    lp = (mid[0], mid[1] + 6) if label else None
+    return Wire(agg, points, tip, label, lp, width)
+
+
+def _flipped(w: Wire, height: float) -> Wire:
+    """The same wire, upside down (``rankdir=TB``)."""
+    def flip(p: tuple[float, float]) -> tuple[float, float]:
+        return p[0], height - p[1]
+
+    return Wire(w.agg, [flip(p) for p in w.points], w.arrow and flip(w.arrow), w.label,
+                w.label_pos and flip(w.label_pos), w.width)
 
 
 #: Length of an arrowhead in points (Graphviz's 10 points times :data:`ARROW_SIZE`).

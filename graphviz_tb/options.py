@@ -66,7 +66,10 @@ class RenderOptions:
         ``budget``.
     budget:
         With no ``depth``, ``expand`` or ``expand_all``: the most boxes the first picture may
-        show.  The biggest groups are opened first while the picture stays within it.
+        show.  The biggest groups are opened first while the picture stays within it.  In a
+        TF2 training step the model opens first; its gradients and optimizer stay closed,
+        unless the gradients hold more than half the ops (a plain SGD step): they open then,
+        within twice the budget.
     expand, collapse:
         Glob patterns on full group names to expand or keep collapsed; collapse wins.
     expand_all:

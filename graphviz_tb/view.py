@@ -19,9 +19,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .auxiliary import is_bookkeeping
 from .errors import GraphvizTbError
-from .hierarchy import Group, Hierarchy, Member, OpNode, is_section
+from .hierarchy import Group, Hierarchy, Member, OpNode, is_bookkeeping, is_section
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -151,8 +150,10 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     :data:`AUTO_DEPTH`, nor a group cut into sections unless it holds more than half the
     ops: its boxes would be numbered slices (``[1–200 of 611]``), which show no structure
     and spend the budget (NASNet-Large's ``train/gradients`` took it from the model's
-    cells).  Only the children of groups met on the way are read, so the tree below stays
-    unsettled.
+    cells).  In a TF2 training step (:attr:`Hierarchy.training`) the model opens first,
+    whatever its share; the optimizer never opens by itself, and the gradients only when
+    they hold more than half the ops, after the rest.  Only the children of groups met on
+    the way are read, so the tree below stays unsettled.
 
     With ``weight`` (a diff: how many changed ops a group holds), groups open by that weight
     instead, every one that holds any and fits, so nothing must be opened to find a change.
@@ -160,32 +161,50 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     opened = {h.root}
     total = max(1, h.root.op_count)
     visible = len(h.root.children)
-    queue: list[tuple[int, str, Group]] = []
+    # Queued as (rank, -size, name, group).  A training step's model comes first (rank -1,
+    # opened whatever its share: the optimizer often outweighs it); its gradients and
+    # optimizer mirror it, and wait for a click (rank 2), but gradients holding more than half
+    # the ops (a box that big is no overview) open after the rest (rank 1), and the optimizer
+    # never opens by itself (the step's bookkeeping).
+    queue: list[tuple[int, int, str, Group]] = []
     measure = weight or (lambda g: g.op_count)
+    parts = h.training.values() if weight is None else ()
+    gradients = {p.gradients for p in parts}
+    optimizers = {p.optimizer for p in parts}
+    models = {p.model for p in parts}
 
-    def offer(group: Group) -> None:
+    def offer(group: Group, late: bool) -> None:
         if group.depth >= AUTO_DEPTH:
             return
         for c in group.children:
-            if isinstance(c, Group) and c.op_count > 1 and (weight is not None or (
-                    not is_bookkeeping(c.label) and not _saves_checkpoints(c))):
+            if isinstance(c, Group) and c.op_count > 1 and c not in optimizers and (
+                    weight is not None or (not is_bookkeeping(c.label)
+                                           and not _saves_checkpoints(c))):
                 size = measure(c)
                 if size > 0:
-                    heapq.heappush(queue, (-size, c.name, c))
+                    rank = -1 if c in models else 0 if not (late or c in gradients) else \
+                        1 if 2 * c.op_count > total else 2
+                    heapq.heappush(queue, (rank, -size, c.name, c))
 
-    offer(h.root)
+    offer(h.root, False)
     while queue:
-        _, _, g = heapq.heappop(queue)
-        if weight is None and g.op_count <= OVERVIEW_SHARE * total and visible >= OVERVIEW_MIN:
-            break  # what is left is small, and the picture is an overview already
+        rank, _, _, g = heapq.heappop(queue)
+        if rank == 2:
+            continue
+        if rank == 0 and weight is None and g.op_count <= OVERVIEW_SHARE * total \
+                and visible >= OVERVIEW_MIN:
+            continue  # what is left is small, and the picture is an overview already
         children = g.children
         grown = visible - 1 + len(children)
-        if grown > budget or (weight is None and is_section(children[0])
+        # Gradients holding more than half the ops (plain SGD's step) open after the model,
+        # and may take twice the budget: one box of most of the graph is no overview.
+        limit = 2 * budget if rank == 1 else budget
+        if grown > limit or (weight is None and is_section(children[0])
                               and 2 * g.op_count <= total):
             continue
         opened.add(g)
         visible = grown
-        offer(g)
+        offer(g, rank > 0)
     return opened
 
 

@@ -475,17 +475,9 @@ def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     model = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Conv2D(8, 3),
                               keras.layers.ReLU(), keras.layers.Flatten(),
                               keras.layers.Dense(10)])
-    optimizer = keras.optimizers.Adam()
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    import training_steps
 
-    @tf.function
-    def train_step(images: Any, labels: Any) -> Any:
-        with tf.GradientTape() as tape:
-            loss = loss_fn(labels, model(images, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-        return loss
-
+    train_step = training_steps.train_step(tf, keras, model, keras.optimizers.Adam())
     concrete = train_step.get_concrete_function(
         tf.TensorSpec([None, 28, 28, 1], tf.float32, name="images"),
         tf.TensorSpec([None], tf.int32, name="labels"))
@@ -497,6 +489,41 @@ def tf_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                             ("map_fn_cond", _map_fn_cond(tf))]:
         out[name] = root / f"{name}.pb"
         out[name].write_bytes(graph_def.SerializeToString())
+    keras.backend.clear_session()  # later fixtures' layer names count from zero again
+    return out
+
+
+@dataclass
+class TrainingStep:
+    """A TF2 training step TensorFlow made, and the scope its model is named under."""
+
+    path: Path
+    model: str
+    optimizer: str
+
+
+@pytest.fixture(scope="session")
+def training_steps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, TrainingStep]:
+    """TF2 training steps as users trace them (see ``training_steps.py``): six Keras
+    applications under four optimizers, a Transformer with flat layer names under AdamW
+    (GraphDefs of ``get_concrete_function``), and a small CNN's step written to a logdir by
+    ``trace_export``.  About four minutes on two cores."""
+    import training_steps as steps
+
+    tf = _tf()
+    import keras
+
+    root = tmp_path_factory.mktemp("training_steps")
+    out: dict[str, TrainingStep] = {}
+    for name, (app, opt, size) in steps.APPLICATIONS.items():
+        graph_def, model, optimizer = steps.application_step(tf, keras, app, opt, size)
+        out[name] = TrainingStep(root / f"{name}.pb", model, optimizer)
+        out[name].path.write_bytes(graph_def.SerializeToString())
+    graph_def, model, optimizer = steps.transformer_step(tf, keras)
+    out["transformer_adamw"] = TrainingStep(root / "transformer.pb", model, optimizer)
+    out["transformer_adamw"].path.write_bytes(graph_def.SerializeToString())
+    model, optimizer = steps.traced_step_logdir(tf, keras, root / "logs")
+    out["trace_export"] = TrainingStep(root / "logs", model, optimizer)
     keras.backend.clear_session()  # later fixtures' layer names count from zero again
     return out
 

@@ -11,12 +11,14 @@ every claim the picture makes:
 * it carries its own style and label: dashed when only control dependencies travel, a double
   line when only references do, otherwise solid; its label names the distinct tensors that
   travel (one tensor's shape, or ``N tensors``), drawn beside its own path;
+* it runs through no box it does not join (open groups around its ends aside);
 * every model edge between two visible boxes is drawn exactly once, as an edge or a stub;
 * a stub names an auxiliary node drawn beside it, and its edges lead to that node; it sits
   beside the box at its edge's other end, across the ranks (a stub far aside reads as an edge
   to somewhere else), and no other box lies between the two along its edge (a stub past a
   neighbour reads as the neighbour's);
-* a group box says how many ops it holds, and a scope holds exactly the ops named under it;
+* a group box says how many ops it holds, and a scope holds every op named under it, and
+  besides only loose ops of an enclosing level (TF2's gradient sums join ``gradient_tape``);
 * two groups share a fill exactly when their structure is equal (a check of its own, not the
   renderer's templates), grey means no other group anywhere has that structure, and the legend
   counts every instance in the whole graph;
@@ -47,6 +49,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
 #: How far (points) a path end may lie from the outline it should touch.
 TOLERANCE = 3.5
+#: How deep (points) a line may run inside a box it does not join: it may graze an outline.
+CROSS_DEPTH = 2.0
 #: How far (points) a line may stop short of its arrowhead's base (rounding in the drawing).
 ARROW_GAP = 1.0
 #: The farthest a stub may sit aside from the box at the other end of its edge (points,
@@ -570,6 +574,9 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
         gap = math.dist(end, edge.base) - edge.head_stroke / 2 if edge.base else 0.0
         if gap > ARROW_GAP:
             report.add(f"{where}: its line stops {gap:.1f} pt short of its arrowhead")
+    crossed = _crossed(edge, pic, src_box, dst_box)
+    if crossed:
+        report.add(f"{where}: runs through {crossed!r}, a box it does not join")
     # What travels: style and label.
     edges = truth.model_edges(a, b)
     if not edges:
@@ -595,6 +602,31 @@ def _check_edge(edge: Edge, pic: Picture, members: dict[str, Member],
     # Direction (checked once every edge is known, see :func:`_check_directions`).
     if not any(d["back"] for *_, d in edges):
         forward.append((where, a, b, src_box, dst_box))
+
+
+def _crossed(edge: Edge, pic: Picture, src: Box, dst: Box) -> str | None:
+    """The first box (op or group) the edge's line runs through, more than ``CROSS_DEPTH``
+    inside its outline, other than its own ends and the open groups around them: a line
+    across a box reads as an edge into it, and a click there lands on the line."""
+    points = edge.samples(3.0)
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    for key, box in pic.boxes.items():
+        if box.kind not in ("op", "group") or key in (edge.src, edge.dst):
+            continue
+        hw, hh = box.w / 2 - CROSS_DEPTH, box.h / 2 - CROSS_DEPTH
+        if hw <= 0 or hh <= 0 or box.cx + hw < x0 or box.cx - hw > x1 \
+                or box.cy + hh < y0 or box.cy - hh > y1:
+            continue
+        if box.contains(src) or box.contains(dst):
+            continue  # an open group the edge starts or ends inside
+        for x, y in points:
+            dx, dy = abs(x - box.cx), abs(y - box.cy)
+            inside = (dx / hw) ** 2 + (dy / hh) ** 2 < 1 if box.shape == "ellipse" \
+                else dx < hw and dy < hh
+            if inside:
+                return box.name
+    return None
 
 
 def _box_between(pic: Picture, one: str, other: str) -> str | None:
@@ -689,7 +721,8 @@ _OPS = re.compile(r"([\d,]+) ops?\b")
 
 def _check_counts(pic: Picture, members: dict[str, Member], truth: Truth, report: Report
                   ) -> None:
-    """A collapsed group's caption counts its ops; a scope holds exactly its named ops."""
+    """A collapsed group's caption counts its ops; a scope holds its named ops (and loose
+    ops of an enclosing level, no others)."""
     graph = truth.graph
     for key, m in members.items():
         box = pic.boxes[key]
@@ -704,10 +737,30 @@ def _check_counts(pic: Picture, members: dict[str, Member], truth: Truth, report
         if shown != real:
             report.add(f"group {m.name!r} says {shown} ops but holds {real}")
         if m.kind == "scope" and "//" not in m.name:
-            named = sum(1 for o, d in graph.nodes(data=True) if d["role"] == "op" and (
-                o == m.name or o.startswith(m.name + "/")))
-            if named != real:
-                report.add(f"scope {m.name!r} holds {real} ops, but {named} are named under it")
+            # Every op named under it, and besides those only ops of an enclosing level that
+            # have no scope of their own (TF2's gradient sums, which join the gradients).
+            held = {o for o in truth.ops(m) if graph.nodes[o]["role"] == "op"}
+            named = {o for o, d in graph.nodes(data=True) if d["role"] == "op" and (
+                o == m.name or o.startswith(m.name + "/"))}
+            if named - held:
+                report.add(f"scope {m.name!r} holds {len(held)} ops, but {len(named)} are "
+                           "named under it")
+            for o in sorted(held - named):
+                if not _loose_from_above(o, m.name, graph):
+                    report.add(f"scope {m.name!r} holds {o!r}, which has a scope elsewhere")
+                    break
+
+
+def _loose_from_above(op: str, scope: str, graph: Any) -> bool:
+    """Was ``op`` part of a loose unit of a level enclosing ``scope``: under the deepest
+    scope enclosing both, its next name component is an op of its own (a loose op, or a
+    call or tiny scope named after its op), not a scope of its own elsewhere."""
+    parts = op.split("/")
+    depth = 0
+    while depth < len(parts) - 1 and scope.startswith("/".join(parts[:depth + 1]) + "/"):
+        depth += 1
+    unit = "/".join(parts[:depth + 1])
+    return unit in graph.nodes and not scope.startswith(unit + "/")
 
 
 # ----------------------------------------------------------------- structure, independently

@@ -92,7 +92,9 @@ def add_view_arguments(p: argparse.ArgumentParser) -> None:
                            "default: open the biggest groups until the picture is an "
                            "overview of at most --budget boxes")
     view.add_argument("--budget", type=count, default=40, metavar="N",
-                      help="the most boxes the default view opens up to (default 40)")
+                      help="the most boxes the default view opens up to (default 40); in "
+                           "a training step the model opens first, its gradients and "
+                           "optimizer stay closed")
     view.add_argument("--expand", action="append", metavar="PATTERN",
                       help="open groups whose full name matches this glob (repeatable)")
     view.add_argument("--collapse", action="append", metavar="PATTERN",

@@ -4,6 +4,12 @@ A SavedModel is a list of MetaGraphDefs, one per tag set (``serve``, ``train``..
 its signatures.  We list every meta graph as its own GraphSource; ``select`` then picks by
 ``LoadOptions.tags`` or, by default, the one tagged ``serve``.
 
+A TF2 SavedModel saved without a serving signature keeps its computation only in the object
+graph: the traced methods of the saved object are functions of the library that no op calls.
+Its graph then holds variables and the checkpoint's save and restore calls, and none of the
+model.  For each such method we add a call op named after its path in the object graph
+(``classify``, ``encoder/__call__``), so the picture opens it as it opens any call.
+
 TensorBoard's protos stop short of ``saved_model.proto``, and we must not import TensorFlow for
 it, so the two-field ``SavedModel`` message is declared here from a descriptor built at import.
 """
@@ -12,18 +18,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from functools import partial
 from pathlib import Path
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 from tensorboard.compat.proto import meta_graph_pb2
+from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 from ..errors import NoGraphError
-from ._proto import parse_binary, parse_text, read_bytes
+from ._proto import check_has_ops, parse_binary, parse_text, read_bytes
 from .base import Discovery
 from .metagraph import source_for
 
-__all__ = ["SAVED_MODEL_FILES", "SavedModel", "discover", "find_saved_model_file"]
+__all__ = ["SAVED_MODEL_FILES", "SavedModel", "discover", "find_saved_model_file",
+           "with_object_methods"]
 
 #: The file names that make a directory a SavedModel, binary first as TensorFlow prefers it.
 SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
@@ -59,6 +68,79 @@ def _saved_model_class() -> type[Message]:
 SavedModel = _saved_model_class()
 
 
+#: Signatures TensorFlow adds for itself, which serve nothing of the model.
+_OWN_SIGNATURES = ("__saved_model_init_op",)
+
+
+def _called(graph: GraphDef) -> set[str]:
+    """The library functions the graph's ops call, directly or through other functions."""
+    library = {f.signature.name: f for f in graph.library.function}
+    called: set[str] = set()
+    work = [graph.node]
+    while work:
+        for node in work.pop():
+            for value in node.attr.values():
+                names = [value.func.name] if value.HasField("func") else [
+                    f.name for f in value.list.func]
+                for name in names:
+                    if name and name not in called:
+                        called.add(name)
+                        if name in library:
+                            work.append(library[name].node_def)
+    return called
+
+
+def _object_methods(meta: Message) -> list[tuple[str, str]]:
+    """(path in the object graph, concrete function) of every traced method, in the object
+    graph's order (breadth first from the root object)."""
+    nodes = meta.object_graph_def.nodes  # type: ignore[attr-defined]
+    found: list[tuple[str, str]] = []
+    seen = {0}
+    queue: list[tuple[int, str]] = [(0, "")]
+    while queue:
+        index, path = queue.pop(0)
+        node = nodes[index]
+        kind = node.WhichOneof("kind")
+        if kind == "function":
+            found += [(path, name) for name in node.function.concrete_functions]
+        elif kind == "bare_concrete_function":
+            found.append((path, node.bare_concrete_function.concrete_function_name))
+        for child in node.children:
+            if child.node_id not in seen and child.node_id < len(nodes):
+                seen.add(child.node_id)
+                queue.append((child.node_id, f"{path}/{child.local_name}" if path
+                              else child.local_name))
+    return found
+
+
+def with_object_methods(meta: Message, name: str) -> GraphDef:
+    """The meta graph's GraphDef; when it has no signature of its own, a copy with a call op
+    for each traced method that no op calls (see the module docstring)."""
+    graph = check_has_ops(meta.graph_def, name)  # type: ignore[attr-defined]
+    if any(key not in _OWN_SIGNATURES for key in meta.signature_def):  # type: ignore[attr-defined]
+        return graph
+    called = _called(graph)
+    library = {f.signature.name for f in graph.library.function}
+    methods: dict[str, str] = {}  # function -> its first path (a method's trace repeats it)
+    for path, function in _object_methods(meta):
+        if function in library and function not in called:
+            methods.setdefault(function, path)
+    if not methods:
+        return graph
+    out = GraphDef()
+    out.CopyFrom(graph)
+    taken = {node.name for node in graph.node}
+    for function, path in methods.items():
+        label, n = path or "method", 1
+        while label in taken:
+            n += 1
+            label = f"{path}_{n}"
+        taken.add(label)
+        node = out.node.add(name=label, op="StatefulPartitionedCall")
+        node.attr["f"].func.name = function
+    return out
+
+
 def find_saved_model_file(directory: Path) -> Path | None:
     """Return the ``saved_model.pb``/``.pbtxt`` file of a SavedModel directory, if it has one."""
     for file_name in SAVED_MODEL_FILES:
@@ -89,7 +171,9 @@ def discover(
     if not metas:
         raise NoGraphError(f"{name}: the SavedModel holds no meta graphs")
     label = (given if given.is_dir() else file.parent).resolve().name or name
-    sources = [source_for(meta, name, label, "savedmodel") for meta in metas]
+    sources = [dataclasses.replace(source_for(meta, name, label, "savedmodel"),
+                                   load=partial(with_object_methods, meta, name))
+               for meta in metas]
     seen: set[str] = set()
     for index, source in enumerate(sources):
         if source.name in seen:

@@ -1,0 +1,224 @@
+"""A TF2 training step reads as the model it trains.
+
+TF2 names some ops of a traced training step at the top level: the gradient sums ``AddN_k``
+(hundreds in a ResNet), custom gradients (EfficientNet's swish), captured variables and the
+optimizer's slot initialisers.  Left there, they were a fan of loose boxes wired across the
+picture, and the model stayed closed.  Training steps TensorFlow made here (six Keras
+applications under four optimizers, a Transformer with flat layer names, a step written by
+``trace_export``) are drawn with default options and read back through the picture oracle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import TrainingStep
+from picture import Picture, check_picture, read_dom
+from test_first_picture import _boxes_on_cycles as _on_cycles
+from test_first_picture import _picture
+from test_picture_truth import DOM_SCRIPT, _open
+
+import graphviz_tb
+from graphviz_tb.hierarchy import Group, OpNode
+from graphviz_tb.options import RenderOptions
+
+pytestmark = [pytest.mark.dot, pytest.mark.tensorflow]
+
+STEPS = ["resnet50_adam", "densenet121_momentum", "inception_v3_adam", "mobilenet_v2_rmsprop",
+         "efficientnet_b0_adamw", "convnext_tiny_sgd", "transformer_adamw", "trace_export"]
+
+
+def _closed(pic: Picture) -> list[Any]:
+    return [b for b in pic.boxes.values() if b.kind in ("op", "group") and not b.open]
+
+
+def _ops(box: Any) -> int:
+    for text in box.texts:
+        found = re.search(r"([\d,]+) ops?\b", text)
+        if found:
+            return int(found.group(1).replace(",", ""))
+    return 1
+
+
+def _is(box: Any, scope: str) -> bool:
+    """Is this box the scope (a logdir's graph puts it under the graph's own name)?"""
+    return box.name == scope or box.name.endswith("/" + scope)
+
+
+@pytest.mark.parametrize("name", STEPS)
+def test_the_first_picture_of_a_training_step_shows_the_model(
+        training_steps: dict[str, TrainingStep], name: str) -> None:
+    step = training_steps[name]
+    graph = graphviz_tb.load(step.path)
+    pic = _picture(graph, RenderOptions())
+    closed = _closed(pic)
+    h = graph.hierarchy()
+    total = h.root.op_count
+    assert 8 <= len(closed) <= 80, len(closed)
+    # No fan of loose ops: at most 12 ops of one type side by side in one group.
+    ops = [h.ops[b.name] for b in closed if b.name in h.ops]
+    fans = Counter((op.parent, op.op) for op in ops)
+    assert max(fans.values(), default=0) <= 12, fans.most_common(3)
+    loose = [op.name for op in ops if op.parent is h.root]
+    assert not [n for n in loose if re.fullmatch(r"AddN(_\d+)?|zeros(_\d+)?", n)], loose
+    # The model opens into its parts; the loss is in sight; the gradients and the optimizer
+    # stand beside it.
+    model = next(b for b in pic.boxes.values() if _is(b, step.model))
+    assert model.open
+    inside = [b for b in closed if model.contains(b) and b is not model]
+    assert len(inside) >= 3, [b.name for b in inside]
+    assert any("crossentropy" in b.name for b in closed)
+    assert any(_is(b, "gradient_tape") for b in pic.boxes.values())
+    optimizer = next(b for b in pic.boxes.values() if _is(b, step.optimizer))
+    assert not optimizer.open
+    # No closed box but the optimizer holds more than half the ops.
+    big = [b.name for b in closed if 2 * _ops(b) > total and b is not optimizer]
+    assert big == []
+    assert _on_cycles(pic) == []
+
+
+@pytest.mark.parametrize("name", ["resnet50_adam", "efficientnet_b0_adamw", "transformer_adamw"])
+def test_a_training_step_has_no_loop_at_depth_two(training_steps: dict[str, TrainingStep],
+                                                  name: str) -> None:
+    graph = graphviz_tb.load(training_steps[name].path)
+    assert _on_cycles(_picture(graph, RenderOptions(depth=2))) == []
+
+
+@pytest.mark.parametrize("name", ["resnet50_adam", "convnext_tiny_sgd", "trace_export"])
+@pytest.mark.parametrize("variant", [{}, {"depth": 2}, {"expand": ("*gradient_tape",)}],
+                         ids=["default", "depth=2", "gradients"])
+def test_training_step_pictures_are_true(graphviz_engine: str,
+                                         training_steps: dict[str, TrainingStep], name: str,
+                                         variant: dict[str, Any]) -> None:
+    """Every edge joins its own boxes and runs through no other, at the first view, at depth
+    2 and with the gradients opened.  (The oracle's own structure check hashes every group
+    of the graph, 25 s for 15,000 ops: colours are checked on the small step only.)"""
+    graph = graphviz_tb.load(training_steps[name].path)
+    options = RenderOptions(**variant)
+    report = check_picture(_picture(graph, options), graph.hierarchy(options),
+                           structure=name == "trace_export")
+    assert report, report.summary()
+
+
+def test_gradient_sums_join_the_gradients_of_the_layers_they_sum(
+        training_steps: dict[str, TrainingStep]) -> None:
+    """ResNet-50's 122 top-level ``AddN`` go into ``gradient_tape``, under the mirror of the
+    model (``gradient_tape/resnet50_1``) where their inputs are; opened, the gradients show
+    that mirror, not a fan."""
+    step = training_steps["resnet50_adam"]
+    graph = graphviz_tb.load(step.path)
+    h = graph.hierarchy()
+    sums = [op for name, op in h.ops.items() if re.fullmatch(r"AddN(_\d+)?", name)]
+    assert len(sums) > 100
+    mirror = h.groups[f"gradient_tape/{step.model}"]
+    assert all(mirror in op.ancestors() for op in sums)
+    assert not [m for m in h.root.children if isinstance(m, OpNode) and m.op == "AddN"]
+    pic = _picture(graph, RenderOptions(expand=("gradient_tape",)))
+    assert any(b.name == mirror.name for b in _closed(pic))
+
+
+def test_slot_initialisers_join_the_optimizer(training_steps: dict[str, TrainingStep]
+                                              ) -> None:
+    """AdamW's unused ``zeros_N`` slot initialisers (no edges at all) were 48 top-level
+    boxes; they belong to the optimizer."""
+    step = training_steps["efficientnet_b0_adamw"]
+    h = graphviz_tb.load(step.path).hierarchy()
+    zeros = [op for name, op in h.ops.items() if re.fullmatch(r"zeros(_\d+)?", name)]
+    assert len(zeros) > 10
+    optimizer = h.groups[step.optimizer]
+    assert all(optimizer in op.ancestors() for op in zeros)
+    assert len(h.root.children) <= 16
+
+
+def test_captured_variables_join_their_readers(training_steps: dict[str, TrainingStep]
+                                               ) -> None:
+    """In a traced step's function graph the optimizer's captured variables are resource
+    arguments (``adam_sub_readvariableop_resource``); each joins the group reading it."""
+    h = graphviz_tb.load(training_steps["trace_export"].path).hierarchy()
+    captured = [op for op in h.ops.values()
+                if op.op == "_Arg" and op.name.endswith("_readvariableop_resource")]
+    assert len(captured) > 10
+    stayed = [op.name for op in captured if op.parent is not None
+              and any(isinstance(c, Group) and c.label == "gradient_tape"
+                      for c in op.parent.children)]
+    assert len(stayed) <= 2, stayed  # one read by two groups may stay
+
+
+def test_an_inference_graph_keeps_its_input_and_output_in_sight(
+        tf_made: dict[str, Path]) -> None:
+    """Only training steps (and captured variables) give loose ops away: an inference trace
+    keeps its input placeholder and its result at the top, where a reader looks for them."""
+    h = graphviz_tb.load(tf_made["resnet50"]).hierarchy()
+    top = {m.label for m in h.root.children if isinstance(m, OpNode)}
+    assert "images" in top
+    assert h.training == {}
+
+
+@pytest.mark.browser
+def test_the_viewer_draws_a_training_step_true(graphviz_engine: str, browser: Any,
+                                               tmp_path: Path,
+                                               training_steps: dict[str, TrainingStep]) -> None:
+    """In Chromium: the first view, then the gradients opened, checked by the oracle (no
+    edge through a box it does not join, among the rest)."""
+    step = training_steps["resnet50_adam"]
+    graph = graphviz_tb.load(step.path)
+    options = RenderOptions()
+    page = _open(browser, graph, tmp_path, options)
+    try:
+        for action in ("", "gradient_tape", f"gradient_tape/{step.model}"):
+            if action:
+                assert page.evaluate(f"window.tbgraph.expand({action!r})") is not False
+            report = check_picture(read_dom(page.evaluate(DOM_SCRIPT)),
+                                   graph.hierarchy(options), structure=False)
+            assert report, f"after +{action}: {report.summary()}"
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        page.close()
+
+
+def test_the_oracle_sees_an_edge_through_a_box_it_does_not_join() -> None:
+    """The check can fail: a box moved onto the middle of an edge's line is reported."""
+    graph = graphviz_tb.load(Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb")
+    options = RenderOptions()
+    pic = _picture(graph, options)
+    h = graph.hierarchy(options)
+    assert check_picture(pic, h), "the picture as drawn is true"
+    edge = max(pic.edges, key=lambda e: len(e.samples()))
+    x, y = edge.samples()[len(edge.samples()) // 2]
+    box = next(b for b in _closed(pic) if b.key not in (edge.src, edge.dst)
+               and not b.contains(pic.boxes[edge.src]) and not b.contains(pic.boxes[edge.dst]))
+    box.cx, box.cy = x, y
+    problems = check_picture(pic, h).problems
+    assert any(f"runs through {box.name!r}" in p for p in problems), problems
+
+
+@pytest.fixture(scope="module")
+def unsigned_saved_model(tf: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import keras
+    import training_steps as steps
+
+    path = tmp_path_factory.mktemp("unsigned") / "model"
+    steps.unsigned_saved_model(tf, keras, path)
+    return path
+
+
+def test_a_savedmodel_without_signatures_opens_its_function(unsigned_saved_model: Path
+                                                            ) -> None:
+    """Saved with ``signatures={}``, a ``tf.Module``'s traced method lives only in the object
+    graph: no op calls it.  It is drawn as a call named after the method and opened, beside
+    the checkpoint's save and restore calls, which stay closed."""
+    graph = graphviz_tb.load(unsigned_saved_model)
+    pic = _picture(graph, RenderOptions())
+    opened = {b.name for b in pic.boxes.values() if b.open}
+    assert "classify" in opened
+    method = graph.hierarchy().groups["classify"]
+    assert method.kind == "function" and "classify" in (method.function or "")
+    inside = {b.name for b in _closed(pic) if pic.boxes[
+        next(k for k, x in pic.boxes.items() if x.name == "classify")].contains(b)}
+    assert {"classify/dense", "classify/logits"} <= inside
+    report = check_picture(pic, graph.hierarchy())
+    assert report, report.summary()
