@@ -985,9 +985,15 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
         if ins and all(target[j] for j in ins):
             home[i] = _bigger(max(ins, key=key), i, size)
     for i in reversed(order):  # consumers before their inputs
+        outs = {home[s] for s in graph.succ[i]}
+        if g_index >= 0 and outs == {g_index} and home[i] != g_index and all(
+                rank[home[p]] <= rank[g_index] for p in graph.pred[i]):
+            # What feeds only the gradients is part of them (a custom gradient recomputing
+            # the model's activations), though it reads the model: still forwards.
+            home[i] = g_index
+            continue
         if fed[i] or home[i] != i:
             continue
-        outs = {home[s] for s in graph.succ[i]}
         if outs and all(target[j] for j in outs):
             home[i] = _bigger(min(outs, key=key), i, size)
         elif not outs and optimizer is not None:

@@ -91,20 +91,23 @@ def test_a_flat_graph_keeps_its_loose_ops() -> None:
     assert h.training == {}
 
 
-def test_a_loose_op_joins_the_latest_group_it_reads() -> None:
-    """A custom gradient's loose chain (EfficientNet's swish) reads the model and the
-    gradients and feeds the gradients: it joins the gradients, the later of the two, so no
-    edge of the top level runs backwards and no loop appears."""
+def test_a_custom_gradient_joins_the_gradients() -> None:
+    """A custom gradient's loose chain (EfficientNet's swish) recomputes from the model and
+    feeds the gradients: all of it joins the gradients, the later of the two, so no edge of
+    the top level runs backwards and no loop appears.  An op reading the model and feeding
+    nothing (a dead ``zeros_like``) joins the model."""
     gd = _step(2)
     _node(gd, "Sigmoid", "Sigmoid", "model/layer_0/MatMul")
     _node(gd, "mul", "Mul", "Sigmoid", "gradient_tape/model/layer_1/MatMul_1")
     _node(gd, "mul_1", "Mul", "mul", "Sigmoid")
     _node(gd, "gradient_tape/model/layer_0/swish_grad", "Identity", "mul_1")
+    _node(gd, "zeros_like", "ZerosLike", "model/layer_1/Relu")
     graph = graphviz_tb.load(gd)
     h = graph.hierarchy()
     tape = h.groups["gradient_tape"]
-    assert tape in h.ops["mul"].ancestors() and tape in h.ops["mul_1"].ancestors()
-    assert h.groups["model"] in h.ops["Sigmoid"].ancestors()  # it reads the model only
+    for name in ("Sigmoid", "mul", "mul_1"):
+        assert tape in h.ops[name].ancestors(), name
+    assert h.ops["zeros_like"].parent is h.groups["model/layer_1"]
     from test_first_picture import _boxes_on_cycles as _on_cycles
     from test_first_picture import _picture
 

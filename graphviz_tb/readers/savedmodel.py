@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import deque
 from functools import partial
 from pathlib import Path
 
@@ -96,9 +97,9 @@ def _object_methods(meta: Message) -> list[tuple[str, str]]:
     nodes = meta.object_graph_def.nodes  # type: ignore[attr-defined]
     found: list[tuple[str, str]] = []
     seen = {0}
-    queue: list[tuple[int, str]] = [(0, "")]
+    queue = deque([(0, "")] if nodes else [])  # a TF1 SavedModel has no object graph
     while queue:
-        index, path = queue.pop(0)
+        index, path = queue.popleft()
         node = nodes[index]
         kind = node.WhichOneof("kind")
         if kind == "function":
