@@ -29,13 +29,14 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._gc import paused_gc
 from .model import CONTROL, GraphModel, OpGraph
 from .shapes import format_shape
 
-__all__ = ["ADDED", "CHANGED", "REMOVED", "STATUSES", "UNCHANGED", "GraphDiff", "OpChange",
+__all__ = ["ADDED", "CHANGED", "JSON_FORMAT", "JSON_VERSION", "REMOVED", "STATUSES", "UNCHANGED",
+           "EdgeChange", "GraphDiff", "OpChange",
            "diff_models"]
 
 ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
@@ -60,6 +61,26 @@ class OpChange:
     what: list[str]
 
 
+class EdgeChange(NamedTuple):
+    """One edge added or removed, by its ends: the source op and its output, the consumer and
+    its input slot (None for a control input, which has no slot of its own)."""
+
+    src: str
+    output: int
+    dst: str
+    input: int | None
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"src": self.src, "output": self.output, "dst": self.dst, "input": self.input,
+                "kind": self.kind}
+
+
+#: What ``tbgraph diff --json`` prints, and the version of its keys (2: edges by their ends,
+#: rewired edges of kept ops included).
+JSON_FORMAT, JSON_VERSION = "tbgraph-diff", 2
+
+
 @dataclass
 class GraphDiff:
     """The difference between two graph models (see the module docstring)."""
@@ -72,9 +93,10 @@ class GraphDiff:
     removed: list[str] = field(default_factory=list)
     changed: list[OpChange] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
-    #: Edges as (source, destination, kind), by new names (removed ones by old names).
-    edges_added: list[tuple[str, str, str]] = field(default_factory=list)
-    edges_removed: list[tuple[str, str, str]] = field(default_factory=list)
+    #: Edges with at least one kept end, by new names (removed ones by old names); edges
+    #: inside an added or removed part go with it.
+    edges_added: list[EdgeChange] = field(default_factory=list)
+    edges_removed: list[EdgeChange] = field(default_factory=list)
     #: Each side's scopes, by ``id`` of its model (see :meth:`scopes`).
     _scopes: dict[int, _Scopes] = field(default_factory=dict, init=False, repr=False,
                                         compare=False)
@@ -105,6 +127,8 @@ class GraphDiff:
     def to_json(self, groups: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The JSON ``tbgraph diff --json`` prints; ``groups`` adds the roll-up per group."""
         return {
+            "format": JSON_FORMAT,
+            "version": JSON_VERSION,
             "equal": self.equal,
             "ops": {
                 "added": self.added,
@@ -113,8 +137,8 @@ class GraphDiff:
                 "renamed": [{"old": o, "new": n} for o, n in self.renamed],
             },
             "edges": {
-                "added": [{"src": u, "dst": v, "kind": k} for u, v, k in self.edges_added],
-                "removed": [{"src": u, "dst": v, "kind": k} for u, v, k in self.edges_removed],
+                "added": [e.to_json() for e in self.edges_added],
+                "removed": [e.to_json() for e in self.edges_removed],
             },
             "groups": groups or [],
         }
@@ -136,9 +160,16 @@ class GraphDiff:
         if len(self.changed) > limit:
             lines.append(f"… and {len(self.changed) - limit} more changed ops")
         for verb, edges in (("removed", self.edges_removed), ("added", self.edges_added)):
-            for u, v, k in edges[:limit]:
-                lines.append(f"{k} edge {verb}: {u} -> {v}")
+            for e in edges[:limit]:
+                src, dst = _tensor((e.src, e.output)), e.dst
+                if verb == "removed":  # by old names: say what a renamed end is called now
+                    src, dst = self._now(e.src, src), self._now(e.dst, dst)
+                lines.append(f"{e.kind} edge {verb}: {src} -> {dst}")
         return lines
+
+    def _now(self, old: str, shown: str) -> str:
+        new = self.pairs.get(old, old)
+        return shown if new == old else f"{shown} (now {new})"
 
     def merged(self) -> GraphModel:
         """One model holding both graphs, every op and edge marked ``diff`` (see module)."""
@@ -572,8 +603,6 @@ def _changes(a: _Side, b: _Side, o: str, n: str, pairs: dict[str, str],
     ins_o, ins_n = a.inputs[o], b.inputs[n]
     for slot in sorted(ins_o.keys() | ins_n.keys()):
         x, y = ins_o.get(slot), ins_n.get(slot)
-        if x and y and (x[0] not in pairs or y[0] not in paired_new):
-            continue  # fed now by an added op, or before by a removed one: that op's change
         mapped = (pairs.get(x[0]), x[1]) if x else None
         if mapped != y:
             what.append(f"input {slot}: {_tensor(x)} -> {_tensor(y)}")
@@ -599,31 +628,32 @@ def _quote(value: Any) -> str:
 
 
 def _edge_changes(a: _Side, b: _Side, pairs: dict[str, str]
-                  ) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
-    """Edges between ops present in both graphs, added or removed (compared through the
-    pairing); edges of added or removed ops go with them and are not listed again."""
-    def edges(model: GraphModel, rename: dict[str, str] | None) -> set[tuple[str, int, str, int,
-                                                                             str]]:
-        out = set()
+                  ) -> tuple[list[EdgeChange], list[EdgeChange]]:
+    """Edges matched by their ends (source op and output, consumer op and input slot)
+    through the pairing of ops: those of either side the other lacks.  A data edge with a
+    kept end is listed, so an inserted layer reads as the edge it cut and the two joining it;
+    one inside an added or removed part goes with that part, as do its control edges."""
+    back = {n: o for o, n in pairs.items()}
+
+    def ends(model: GraphModel, to_new: dict[str, str] | None, mark: str
+             ) -> dict[tuple[str, int, str, int | None, str], EdgeChange]:
+        out = {}
         for u, v, k, d in model.iter_edges():
-            if rename is not None:
-                if u not in rename or v not in rename:
-                    continue
-                u, v = rename[u], rename[v]
-            # A control input's slot is only its place after the data inputs: not compared.
-            out.add((u, d["src_output"], v, -1 if d["kind"] == CONTROL else k, d["kind"]))
+            if to_new is None:
+                su, sv = (u if u in back else None), (v if v in back else None)
+            else:
+                su, sv = to_new.get(u), to_new.get(v)
+            if (su is None or sv is None) and (su is sv or d["kind"] == CONTROL):
+                continue  # inside an added or removed part, or its control dependencies
+            # A control input's key is only its place after the data inputs: no slot.
+            slot = None if d["kind"] == CONTROL else k
+            key = (su or mark + u, d["src_output"], sv or mark + v, slot, d["kind"])
+            out[key] = EdgeChange(u, d["src_output"], v, slot, d["kind"])
         return out
 
-    paired_new = set(pairs.values())
-    # A data slot fed now by an added op was rewired by that insertion, not on its own.
-    inserted = {(v, slot) for v in paired_new for slot, (u, _) in b.inputs[v].items()
-                if u not in paired_new}
-    old = {e for e in edges(a.model, pairs) if (e[2], e[3]) not in inserted}
-    new = {e for e in edges(b.model, None) if e[0] in paired_new and e[2] in paired_new}
-    back = {n: o for o, n in pairs.items()}
-    added = sorted({(u, v, k) for u, _, v, _, k in new - old})
-    removed = sorted({(back[u], back[v], k) for u, _, v, _, k in old - new})
-    return added, removed
+    old, new = ends(a.model, pairs, "\0-"), ends(b.model, None, "\0+")
+    return sorted(new[e] for e in new.keys() - old.keys()), \
+        sorted(old[e] for e in old.keys() - new.keys())
 
 
 # --------------------------------------------------------------------------- merging
@@ -672,13 +702,13 @@ def _merge(d: GraphDiff) -> GraphModel:
         place[name] = kept_as
         g.add_node(kept_as, **{**old.g.nodes[name], "diff": REMOVED, "diff_what": [],
                                "diff_old": name})
-    added_edges = {(u, v) for u, v, _ in d.edges_added}
+    added_edges = {(e.src, e.dst) for e in d.edges_added}
     for u, v, k, data in new.iter_edges():
         mark = ADDED if status[u] == ADDED or status[v] == ADDED or (u, v) in added_edges \
             else UNCHANGED
         g.add_edge(u, v, key=k, **{**data, "diff": mark})
     gone = set(d.removed)
-    cut = set(d.edges_removed)
+    cut = {(e.src, e.dst, e.kind) for e in d.edges_removed}
     for u, v, k, data in old.iter_edges():
         if u in gone or v in gone or (u, v, data["kind"]) in cut:
             mu, mv = place[u], place[v]

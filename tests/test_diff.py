@@ -35,10 +35,20 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_an_inserted_layer_reads_as_one_layer_inserted(diff_pairs: dict) -> None:
     """Keras renumbers every layer after the inserted one (dense_2 becomes dense_3): that is
-    one layer added and the rest renamed, nothing changed."""
+    one layer added and the rest renamed; the edge it cut in is reported, and the op it now
+    feeds as changed (its input rewired)."""
     d = _diff(diff_pairs, "inserted_dense")
     r = d.result
-    assert r.changed == [] and r.removed == [] and r.edges_added == r.edges_removed == []
+    assert r.removed == []
+    assert len(r.changed) == 1 and len(r.changed[0].what) == 1
+    assert r.changed[0].what[0].startswith("input 0: ")
+    # The edge from the layer before into the one after is gone; two join the new layer.
+    [cut] = r.edges_removed
+    assert (cut.input, cut.kind) == (0, "data") and cut.dst == r.changed[0].old
+    assert len(r.edges_added) == 2
+    assert {e.dst for e in r.edges_added} & set(r.added)  # into the new layer
+    assert {e.src for e in r.edges_added} & set(r.added)  # and out of it
+    assert r.changed[0].new in {e.dst for e in r.edges_added}
     layers = {re.sub(r"_\d+$", "", n.split("/")[1]) for n in r.added}
     assert len(layers) == 1 and len(r.added) >= 5, r.added  # one Dense layer's ops
     assert r.renamed and all(re.sub(r"dense_(\d+)", lambda m: str(int(m.group(1)) + 1), o)
@@ -59,7 +69,7 @@ def test_a_removed_control_dependency(diff_pairs: dict) -> None:
     assert [c.new for c in r.changed] == ["checked"]
     assert r.changed[0].what[0].startswith("control input ^check/") and \
         r.changed[0].what[0].endswith(" removed")
-    assert [(v, k) for _, v, k in r.edges_removed] == [("checked", "control")]
+    assert [(e.dst, e.kind, e.input) for e in r.edges_removed] == [("checked", "control", None)]
 
 
 def test_a_changed_input_shape(diff_pairs: dict) -> None:
@@ -89,6 +99,29 @@ def test_two_traces_of_one_model_are_equal(diff_pairs: dict) -> None:
         "renamed"]} and data["groups"] == []
 
 
+def test_the_json_reports_a_rewired_edge_as_the_summary_does(diff_pairs: dict) -> None:
+    """Inserting a layer cuts one edge and adds two: the JSON a CI step reads says so, edge by
+    edge with its ends (op and output, consumer and input slot), and carries its format's
+    version; the summary counts and lists the same edges."""
+    d = _diff(diff_pairs, "inserted_dense")
+    proc = _cli(*map(str, diff_pairs["inserted_dense"]), "--json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert (data["format"], data["version"]) == ("tbgraph-diff", 2)
+    [removed] = data["edges"]["removed"]
+    assert set(removed) == {"src", "output", "dst", "input", "kind"}
+    assert (removed["output"], removed["input"], removed["kind"]) == (0, 0, "data")
+    assert len(data["edges"]["added"]) == 2
+    [changed] = data["ops"]["changed"]
+    assert changed["what"] == [f"input 0: {removed['src']} -> {data['edges']['added'][0]['src']}"
+                               if data["edges"]["added"][0]["dst"] == changed["new"] else
+                               f"input 0: {removed['src']} -> {data['edges']['added'][1]['src']}"]
+    summary = _cli(*map(str, diff_pairs["inserted_dense"])).stdout
+    assert "edges: 2 added, 1 removed" in summary
+    assert f"data edge removed: {removed['src']} -> {removed['dst']}" in summary
+    assert d.result.to_json()["edges"] == data["edges"]
+
+
 def test_json_for_ci_exits_1_and_names_every_change(diff_pairs: dict) -> None:
     proc = _cli(*map(str, diff_pairs["padding"]), "--json")
     assert proc.returncode == 1, proc.stderr
@@ -110,8 +143,9 @@ def test_the_summary_says_what_changed_in_words(diff_pairs: dict) -> None:
 
 
 def test_the_merged_picture_colours_what_changed(diff_pairs: dict, tmp_path: Path) -> None:
-    """Added ops green, the layer holding them open by itself; unchanged grey; the legend
-    counts them; the picture tells the truth (the oracle)."""
+    """Added ops green, the layer holding them open by itself; the op they now feed amber
+    (its input rewired); unchanged grey; the legend counts them; the picture tells the truth
+    (the oracle)."""
     d = _diff(diff_pairs, "inserted_dense")
     out = tmp_path / "diff.svg"
     proc = _cli(*map(str, diff_pairs["inserted_dense"]), "-o", str(out))
@@ -121,11 +155,13 @@ def test_the_merged_picture_colours_what_changed(diff_pairs: dict, tmp_path: Pat
     added = {n for n in d.result.added if n in ops}
     assert added and all(fill_of(ops[n]).lower() == DIFF_COLORS["light"]["added"]
                          for n in added)
-    unchanged = [g for n, g in ops.items() if n not in d.result.added]
+    [rewired] = [c.new for c in d.result.changed]
+    assert fill_of(ops[rewired]).lower() == DIFF_COLORS["light"]["changed"]
+    unchanged = [g for n, g in ops.items() if n not in d.result.added and n != rewired]
     assert all(fill_of(g).lower() == DIFF_COLORS["light"]["unchanged"] for g in unchanged)
     legend = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
     assert f"added: {len(d.result.added)} ops" in legend
-    assert "removed: 0 ops" in legend and "changed: 0 ops" in legend
+    assert "removed: 0 ops" in legend and "changed: 1 op" in legend
     # The layer that holds the additions is open without asking.
     groups = node_groups(svg, "group")
     layer = d.result.added[0].split("/")[0] + "/" + d.result.added[0].split("/")[1]
@@ -241,7 +277,7 @@ def test_the_change_list_tells_every_change_apart(browser: object, tmp_path: Pat
     try:
         rows = page.js("[...document.querySelectorAll('nav.changes button.link')].map("
                        "(b) => [b.dataset.name, b.querySelector('.name').textContent])")
-        assert len(rows) == 8
+        assert len(rows) == 9  # 7 ops added, conv_a's padding, the op the new layer feeds
         full = [name for name, _ in rows]
         shown = [text for _, text in rows]
         assert len(set(shown)) == len(set(full)) == len(rows), shown

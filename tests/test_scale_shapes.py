@@ -259,8 +259,9 @@ def test_a_diff_of_deep_scopes_says_what_changed(tmp_path: Path) -> None:
     d = graphviz_tb.diff(*paths)
     assert d.result.added == [f"{scope}/z"] and d.result.removed == []
     assert [c.new for c in d.result.changed] == [f"{scope}/y"]
-    assert d.summary() == ["ops: 1 added, 0 removed, 1 changed; edges: 0 added, 0 removed",
-                           f"1 op added under {scope}", f"changed {scope}/y: op: Relu -> Tanh"]
+    assert d.summary() == ["ops: 1 added, 0 removed, 1 changed; edges: 1 added, 0 removed",
+                           f"1 op added under {scope}", f"changed {scope}/y: op: Relu -> Tanh",
+                           f"data edge added: {scope}/y -> {scope}/z"]
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", d.render())
     assert "3 ops · +1 ~1" in texts  # the closed group holding both changes says so
 

@@ -70,7 +70,8 @@ def add_commands(sub: Any) -> None:
     add_selection(diff)
     out = diff.add_argument_group("output")
     out.add_argument("--json", action="store_true",
-                     help="print every change as JSON instead of the summary")
+                     help="print every change as JSON instead of the summary (format "
+                          "'tbgraph-diff' version 2: ops, and edges by their ends)")
     out.add_argument("-o", "--output", metavar="FILE",
                      help="also draw the merged graph; the extension picks the format (.svg "
                           ".png .pdf .dot .html)")
