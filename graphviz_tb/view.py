@@ -128,14 +128,50 @@ class DiffTally:
             return next(iter(counts))
         return "changed"
 
+    def opening(self, m: Group) -> int:
+        """How much opening this group shows of what changed: its changes, unless all its ops
+        were added or all removed (a layer inserted reads best as one box saying so)."""
+        return 0 if self.status(m) in ("added", "removed") else self.changes(m)
+
     def note(self, m: Member) -> str | None:
-        """``+3 −1 ~2`` for a collapsed group holding changes (its second line)."""
+        """What a box's second line says of its change, briefly, for a reader of the static
+        picture: ``was Relu``, ``padding SAME→VALID``, ``input 0 rewired`` for a changed op
+        (``+1 more`` when there is more, in its tooltip); ``+3 −1 ~2`` for a group holding
+        changes."""
         if isinstance(m, OpNode):
-            return None
+            what = self.h.model.g._node[m.name].get("diff_what") or ()
+            if not what:
+                return None
+            more = f" +{len(what) - 1} more" if len(what) > 1 else ""
+            return _brief(what[0]) + more
         counts = self(m)
         parts = [f"{sign}{counts[s]}" for sign, s in (("+", "added"), ("−", "removed"),
                                                       ("~", "changed")) if counts[s]]
         return " ".join(parts) or None
+
+
+#: The phrases of a diff (:func:`graphviz_tb.graphdiff`) and their brief forms.
+_BRIEF = [(re.compile(r"^op: (.*) -> .*$"), r"was \1"),
+          (re.compile(r"^attr ([^:]*): (.*) -> (.*)$"), r"\1 \2→\3"),
+          (re.compile(r"^input (\d+): .*$"), r"input \1 rewired"),
+          (re.compile(r"^control input \^.* (added|removed)$"), r"control input \1"),
+          (re.compile(r"^device: .*$"), "device changed"),
+          (re.compile(r"^output: .*$"), "output changed")]
+#: The longest brief note (values are cut in the middle past it).
+_BRIEF_MOST = 36
+
+
+def _brief(what: str) -> str:
+    """``op: Relu -> Tanh`` -> ``was Relu``; ``attr padding: SAME -> VALID`` ->
+    ``padding SAME→VALID``; cut to :data:`_BRIEF_MOST` characters."""
+    for pattern, short in _BRIEF:
+        if pattern.match(what):
+            what = pattern.sub(short, what)
+            break
+    if len(what) > _BRIEF_MOST:
+        half = (_BRIEF_MOST - 1) // 2
+        what = f"{what[:half]}…{what[-half:]}"
+    return what
 
 
 def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None = None
@@ -155,7 +191,8 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     they hold more than half the ops, after the rest.  Only the children of groups met on
     the way are read, so the tree below stays unsettled.
 
-    With ``weight`` (a diff: how many changed ops a group holds), groups open by that weight
+    With ``weight`` (a diff: how many changed ops a group holds, nothing for one wholly added
+    or removed, which reads best closed), groups open by that weight
     instead, every one that holds any and fits, so nothing must be opened to find a change.
     """
     opened = {h.root}

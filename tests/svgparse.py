@@ -50,6 +50,11 @@ def edge_path(e: ET.Element) -> ET.Element:
     return next(e.iter("{http://www.w3.org/2000/svg}path"))
 
 
+def texts(g: ET.Element) -> list[str]:
+    """The lines of visible text a drawn box shows, in order."""
+    return ["".join(t.itertext()) for t in g.iter("{http://www.w3.org/2000/svg}text")]
+
+
 def fill_of(g: ET.Element) -> str:
     for child in g.iter():
         if child.tag.endswith(("path", "polygon", "ellipse")) and child.get("fill"):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from picture import check_picture, read_svg
-from svgparse import classes, fill_of, node_groups, parse
+from svgparse import classes, fill_of, node_groups, parse, texts
 
 import graphviz_tb
 from graphviz_tb.render.dot import DIFF_COLORS
@@ -82,9 +82,13 @@ def test_a_changed_input_shape(diff_pairs: dict) -> None:
 
 
 def test_a_swapped_activation(diff_pairs: dict) -> None:
-    r = _diff(diff_pairs, "activation").result
+    d = _diff(diff_pairs, "activation")
+    r = d.result
     assert [(c.old.rsplit("/", 1)[-1], c.new.rsplit("/", 1)[-1], c.what) for c in r.changed] \
         == [("Relu", "Tanh", ["op: Relu -> Tanh"])]
+    # On paper: the changed op's box says what it was, in visible text.
+    ops = node_groups(parse(d.render()), "op")
+    assert "Tanh · was Relu" in texts(ops[r.changed[0].new])
 
 
 def test_two_traces_of_one_model_are_equal(diff_pairs: dict) -> None:
@@ -143,18 +147,14 @@ def test_the_summary_says_what_changed_in_words(diff_pairs: dict) -> None:
 
 
 def test_the_merged_picture_colours_what_changed(diff_pairs: dict, tmp_path: Path) -> None:
-    """Added ops green, the layer holding them open by itself; the op they now feed amber
-    (its input rewired); unchanged grey; the legend counts them; the picture tells the truth
-    (the oracle)."""
+    """The layer added one green box; the op it now feeds amber (its input rewired);
+    unchanged grey; the legend counts them; the picture tells the truth (the oracle)."""
     d = _diff(diff_pairs, "inserted_dense")
     out = tmp_path / "diff.svg"
     proc = _cli(*map(str, diff_pairs["inserted_dense"]), "-o", str(out))
     assert proc.returncode == 1 and out.exists(), proc.stderr
     svg = parse(out.read_text())
     ops = node_groups(svg, "op")
-    added = {n for n in d.result.added if n in ops}
-    assert added and all(fill_of(ops[n]).lower() == DIFF_COLORS["light"]["added"]
-                         for n in added)
     [rewired] = [c.new for c in d.result.changed]
     assert fill_of(ops[rewired]).lower() == DIFF_COLORS["light"]["changed"]
     unchanged = [g for n, g in ops.items() if n not in d.result.added and n != rewired]
@@ -162,10 +162,15 @@ def test_the_merged_picture_colours_what_changed(diff_pairs: dict, tmp_path: Pat
     legend = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
     assert f"added: {len(d.result.added)} ops" in legend
     assert "removed: 0 ops" in legend and "changed: 1 op" in legend
-    # The layer that holds the additions is open without asking.
+    # The layer wholly added is one closed box, saying how many ops it adds; the op it now
+    # feeds says its input was rewired, beside its box, on paper.
     groups = node_groups(svg, "group")
     layer = d.result.added[0].split("/")[0] + "/" + d.result.added[0].split("/")[1]
-    assert "expanded" in classes(groups[layer])
+    assert "expanded" not in classes(groups[layer])
+    assert not {n for n in d.result.added if n in ops}
+    assert fill_of(groups[layer]).lower() == DIFF_COLORS["light"]["added"]
+    assert f"{len(d.result.added)} ops · +{len(d.result.added)}" in texts(groups[layer])
+    assert "MatMul · input 0 rewired" in texts(ops[rewired])
     options = graphviz_tb.RenderOptions(color_by="diff")
     pic = read_svg(out.read_text(), d.render(format="dot", options=options))
     report = check_picture(pic, d.graph.hierarchy(options), structure=False)
@@ -176,7 +181,13 @@ def test_removed_ops_are_drawn_dashed_and_red(diff_pairs: dict) -> None:
     """Compared the other way round, the inserted layer is removed: red, dashed."""
     old, new = diff_pairs["inserted_dense"]
     d = graphviz_tb.diff(new, old)
-    svg = parse(d.render())
+    # The layer wholly removed is one closed box unless asked otherwise.
+    groups = node_groups(parse(d.render()), "group")
+    [layer] = [g for n, g in groups.items() if n.endswith("(removed)")]
+    assert "expanded" not in classes(layer)
+    assert fill_of(layer).lower() == DIFF_COLORS["light"]["removed"]
+    svg = parse(d.render(options=graphviz_tb.RenderOptions(color_by="diff",
+                                                          expand=("*(removed)",))))
     ops = node_groups(svg, "op")
     merged = d.graph.model.graph
     removed = [n for n, status in merged.nodes(data="diff") if status == "removed"]
@@ -246,7 +257,8 @@ def test_the_viewer_lists_changes_and_shows_old_beside_new(diff_pairs: dict, bro
         page.close()
 
     d = _diff(diff_pairs, "inserted_dense")
-    d.render(page_path)
+    layer = "/".join(d.result.added[0].split("/")[:2])  # closed unless asked: ask
+    d.render(page_path, options=graphviz_tb.RenderOptions(color_by="diff", expand=(layer,)))
     page = Page(browser, page_path)
     try:
         added = [n for n in d.result.added if page.js(

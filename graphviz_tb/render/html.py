@@ -738,7 +738,7 @@ def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
     """Everything the viewer embeds, as one JSON-ready dict."""
     tally = DiffTally(h) if options.color_by == "diff" else None  # one count, used twice
     scene = build_scene(h, options, progress=progress,
-                        weigh=tally.changes if tally is not None else None)
+                        weigh=tally.opening if tally is not None else None)
     h.complete()  # the page ships every group's edges and template
     keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
     b = _Builder(h, scene, options, keep)
