@@ -51,8 +51,9 @@ demo: $(VENV)/.stamp-install $(VIEWER)
 	@mkdir -p $(OUT)
 	@for s in $(SAMPLES); do \
 	  name=$$(echo "$$s" | sed -e 's|^samples/||' -e 's|[/.]|_|g'); \
-	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.svg" || exit 1; \
-	  $(BIN)/tbgraph render "$$s" -o "$(OUT)/$$name.html" || exit 1; \
+	  colour=$$(case "$$s" in samples/logs/costs) echo "--color-by compute-time";; esac); \
+	  $(BIN)/tbgraph render "$$s" $$colour -o "$(OUT)/$$name.svg" || exit 1; \
+	  $(BIN)/tbgraph render "$$s" $$colour -o "$(OUT)/$$name.html" || exit 1; \
 	done
 	@for ext in svg html; do \
 	  $(BIN)/tbgraph diff samples/diff/cnn_v1.pb samples/diff/cnn_v2.pb -o "$(OUT)/diff.$$ext"; \

@@ -39,6 +39,7 @@ __all__ = [
     "ARROW_SIZE",
     "LABEL_H",
     "MAX_EDGE_LABEL",
+    "MAX_LINE",
     "PAD",
     "PT",
     "GroupLayout",
@@ -158,7 +159,7 @@ def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[s
             lines: tuple[str, ...] = (m.label, note) if note else (m.label,)
             width = max(_text_width(t, 8) for t in lines) + 14
             return max(36.0, width), 30.0 if note else 20.0, lines
-        second = f"{m.op} · {note}" if note else m.op
+        second = _with_note(m.op, note) if note else m.op
         lines = (m.label, second) if second != m.label else (m.label,)
         name = label_lines(m.label)
         w = max(*(_text_width(t, 10) for t in name), _text_width(second, 8)) * 1.15 + 24
@@ -166,10 +167,23 @@ def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[s
                 lines)
     assert isinstance(m, Group)
     caption = _group_caption(m)
-    lines = (m.label, f"{_op_count(m)} · {note}" if note else caption)
+    lines = (m.label, _with_note(_op_count(m), note) if note else caption)
     name = label_lines(m.label)
     w = max(*(_text_width(t, 10) for t in name), _text_width(lines[1], 8)) + 24
     return max(64.0, w), 40.0 + 12.0 * (len(name) - 1), lines
+
+
+#: The longest line a box shows (the writers cut longer ones: ``render/dot.py``, ``draw.js``).
+MAX_LINE = 48
+
+
+def _with_note(head: str, note: str) -> str:
+    """``head · note`` within :data:`MAX_LINE`, the head cut rather than the note: a long op
+    type (``SparseSoftmaxCrossEntropyWithLogits``) cut its time's share off."""
+    line = f"{head} · {note}"
+    if len(line) <= MAX_LINE:
+        return line
+    return f"{head[:max(1, MAX_LINE - len(note) - 4)]}… · {note}"
 
 
 def _op_count(g: Group) -> str:
@@ -417,6 +431,7 @@ def layout_groups(
     keep: set[Member] | None = None,
     progress: Callable[[int], None] | None = None,
     notes: Callable[[Member], str | None] | None = None,
+    titles: Callable[[Member], str | None] | None = None,
 ) -> GroupLayouts:
     """Lay out every open group on its own, deepest first.
 
@@ -430,6 +445,8 @@ def layout_groups(
         Called with the number of group layouts finished, for progress bars.
     notes:
         What each collapsed member's second line adds (its cost), sized with it.
+    titles:
+        What an open group's frame title adds (its total cost), sized with it.
     """
     if len(expanded) > _MANY_OPEN:
         aggregate_edges(h)  # one pass over all edges beats a subtree walk per open group
@@ -450,9 +467,12 @@ def layout_groups(
                 if c not in sizes:
                     if c in expanded:
                         loc = layouts[c]  # type: ignore[index]
-                        sizes[c] = (max(loc.width + 2 * PAD, leaf_size(c)[0]),
+                        extra = titles(c) if titles else None
+                        title = f"{c.label} · {extra}" if extra else c.label
+                        sizes[c] = (max(loc.width + 2 * PAD, leaf_size(c)[0],
+                                        _text_width(title, 10) * 1.1 + 2 * PAD),
                                     loc.height + 2 * PAD + LABEL_H)
-                        lines[c] = (c.label,)
+                        lines[c] = (title,)
                     else:
                         w, hh, ls = leaf_size(c, notes(c) if notes else None)
                         sizes[c], lines[c] = (w, hh), ls

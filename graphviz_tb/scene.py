@@ -93,12 +93,14 @@ def compose(h: Hierarchy, laid: GroupLayouts, expanded: frozenset[Group]) -> Sce
 def build_scene(h: Hierarchy, options: RenderOptions,
                 progress: Callable[[int, int], None] | None = None,
                 notes: Callable[[Member], str | None] | None = None,
-                weigh: Callable[[Group], int] | None = None) -> Scene:
+                weigh: Callable[[Group], int] | None = None,
+                titles: Callable[[Member], str | None] | None = None) -> Scene:
     """The picture ``options`` ask for: choose the view, lay out its open groups, compose.
 
     ``progress`` is called with (group layouts done, group layouts in all); ``notes`` adds to
     each collapsed member's second line (its cost when colouring by cost); ``weigh`` aims the
-    default view at what matters (a diff's changes, see :func:`~graphviz_tb.view.auto_open`).
+    default view at what matters (a diff's changes, see :func:`~graphviz_tb.view.auto_open`);
+    ``titles`` adds to an open group's frame title (its total cost).
     """
     view = choose_view(h, options, weigh)
     total = len(view.expanded)
@@ -109,5 +111,6 @@ def build_scene(h: Hierarchy, options: RenderOptions,
         if progress:
             progress(done[0], total)
 
-    laid = layout_groups(h, options, view.expanded, keep=view.keep, progress=step, notes=notes)
+    laid = layout_groups(h, options, view.expanded, keep=view.keep, progress=step, notes=notes,
+                         titles=titles)
     return compose(h, laid, view.expanded)

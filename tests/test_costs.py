@@ -20,13 +20,14 @@ from svgparse import classes, fill_of, node_groups, parse
 import graphviz_tb
 from graphviz_tb.cli import main
 from graphviz_tb.options import RenderOptions
-from graphviz_tb.render.dot import COST_COLORS
+from graphviz_tb.render.dot import COST_COLORS, NO_RECORD
 
 pytestmark = [pytest.mark.tensorflow, pytest.mark.dot]
 
 SVG_TEXT = "{http://www.w3.org/2000/svg}text"
-_TIME = re.compile(r"(\d+(?:\.\d+)?) (ns|µs|ms|s)$")
-_BYTES = re.compile(r"(\d+(?:\.\d+)?) (B|KiB|MiB|GiB)$")
+#: A box's cost on its second line, then its share of the step (``12.3 ms · 18 %``).
+_TIME = re.compile(r"(\d+(?:\.\d+)?) (ns|µs|ms|s) · (?:<?\d+(?:\.\d+)? %|–)$")
+_BYTES = re.compile(r"(\d+(?:\.\d+)?) (B|KiB|MiB|GiB) · (?:<?\d+(?:\.\d+)? %|–)$")
 _NS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
 _B = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3}
 _REAL_DEVICE = re.compile(r"device:[^:/]+:\d+$")
@@ -66,6 +67,12 @@ def _truth(run_metadata: Any, names: set[str], memory: bool = False) -> dict[str
     return out
 
 
+def _swatches(legend: ET.Element) -> set[str]:
+    """The fills of the legend's colour swatches."""
+    return {(el.get("fill") or "").lower() for el in legend.iter()
+            if el.tag.endswith(("polygon", "path", "rect")) and el.get("fill")}
+
+
 def _render(args: list[str], path: Path) -> ET.Element:
     assert main([*args, "-o", str(path)]) == 0
     return parse(path.read_text(encoding="utf-8"))
@@ -87,11 +94,8 @@ def test_the_most_expensive_op_is_hottest_and_shows_its_time(
     assert _close(_shown(ops[hottest], _TIME, _NS), truth[hottest]), _texts(ops[hottest])
     for name, ns in truth.items():  # every op that ran says its own time
         assert _close(_shown(ops[name], _TIME, _NS), ns), (name, _texts(ops[name]), ns)
-    cheapest = min(truth, key=truth.__getitem__)
-    assert fill_of(ops[cheapest]).lower() == COST_COLORS["light"][0]
-    # The legend is the scale: hottest first, and boxes with no record.
-    legend = _texts(node_groups(svg)["legend"])
-    assert legend[0] == "colour = compute time, by rank" and "no record" in legend
+    _assert_value_scale(svg, ops, truth, sum(_truth(
+        costs_tf1["metadata"]["train"], set(graphviz_tb.load(logdir).model.graph)).values()))
 
 
 def test_group_totals_are_the_sums_of_their_ops(costs_tf1: dict[str, Any],
@@ -103,17 +107,23 @@ def test_group_totals_are_the_sums_of_their_ops(costs_tf1: dict[str, Any],
     truth = _truth(costs_tf1["metadata"]["train"], set(graph.model.graph))
     groups = node_groups(svg, "group")
     checked = 0
+    opened = 0
     for name, g in groups.items():
-        if "expanded" in classes(g):
-            continue
         # An op named like its scope is drawn inside it.
         inside = [v for op, v in truth.items() if op == name or op.startswith(name + "/")]
+        if "expanded" in classes(g):  # an open group keeps its total in its frame's title
+            found = _TIME.search(_texts(g)[0]) if inside else None
+            assert found is None or _close(float(found.group(1)) * _NS[found.group(2)],
+                                           sum(inside)), (name, _texts(g)[0])
+            opened += found is not None
+            continue
         if not inside:
             assert _shown(g, _TIME, _NS) is None, f"{name} ran nothing but shows a time"
             continue
         assert _close(_shown(g, _TIME, _NS), sum(inside)), (name, _texts(g), sum(inside))
         checked += 1
     assert checked >= 3, sorted(groups)
+    assert opened >= 1
 
 
 def test_memory_colours_by_allocated_bytes(costs_tf1: dict[str, Any], tmp_path: Path) -> None:
@@ -276,6 +286,29 @@ def test_keras_profile_batch_colours_the_traced_step(keras_profile: Path,
     hottest = max(timed, key=timed.__getitem__)
     assert fill_of(ops[hottest]).lower() == COST_COLORS["light"][-1]
     assert _close(_shown(ops[hottest], _TIME, _NS), timed[hottest])
+    _assert_value_scale(svg, ops, timed, sum(costs.current.ops[n].time
+                                             for n in costs.current.ops))
+
+
+def _assert_value_scale(svg: ET.Element, ops: dict[str, ET.Element], truth: dict[str, int],
+                        total: int) -> None:
+    """What every cost picture's legend promises: ops ten times apart at least two steps
+    apart (or the cheaper in the coolest step); the step's total with its unit; every op
+    without a record in the legend's no-record colour, unlike any step."""
+    step = {name: COST_COLORS["light"].index(fill_of(ops[name]).lower()) for name in truth}
+    for a in truth:
+        for b in truth:
+            if truth[a] >= 10 * truth[b] > 0:
+                assert step[a] - step[b] >= 2 or step[b] == 0, (a, b, step[a], step[b])
+    legend_g = node_groups(svg)["legend"]
+    legend = _texts(legend_g)
+    assert legend[0] == "colour = compute time, log scale (×3.2 a step)"
+    shown = next(t for t in legend if t.startswith("step total: ")).split()
+    assert _close(float(shown[2]) * _NS[shown[3]], total)
+    unrecorded = [g for name, g in ops.items() if _shown(g, _TIME, _NS) is None]
+    assert unrecorded and {fill_of(g).lower() for g in unrecorded} == {NO_RECORD["light"]}
+    assert NO_RECORD["light"] in _swatches(legend_g)
+    assert NO_RECORD["light"] not in COST_COLORS["light"]
 
 
 def test_a_profiler_capture_has_no_memory_to_colour_by(

@@ -13,7 +13,7 @@ from svgparse import fill_of, node_groups, parse
 from test_html import Page, _bundle_or_fail
 
 import graphviz_tb
-from graphviz_tb.render.dot import COST_COLORS
+from graphviz_tb.render.dot import COST_COLORS, NO_RECORD
 from graphviz_tb.structure import UNIQUE_COLOR
 
 pytestmark = [pytest.mark.browser, pytest.mark.tensorflow, pytest.mark.dot]
@@ -63,7 +63,13 @@ def test_colour_by_compute_time_matches_the_static_picture(page: Page,
         n: fill_of(g).lower() for n, g in static.items() if n in fills}
     assert COST_COLORS["light"][-1] in fills.values()
     assert page.js("document.querySelector('.legend h3').textContent") == \
-        "colour = compute time, by rank"
+        "colour = compute time, log scale (×3.2 a step)"
+    # The legend says the step's total, as the static picture does.
+    legend = page.js("document.querySelector('.legend').textContent")
+    static_legend = " ".join("".join(t.itertext()) for t in static["legend"].iter(
+        "{http://www.w3.org/2000/svg}text"))
+    total = re.search(r"step total: [\d.]+ \S+", static_legend)
+    assert total and total.group(0) in legend
 
 
 def test_top_ops_are_sorted_by_cost_and_jump_to_the_node(page: Page,
@@ -96,7 +102,7 @@ def test_the_step_picker_switches_costs_and_the_link_keeps_it(page: Page, browse
     assert picker.is_visible()
     picker.select_option(index=0)  # the forward step, which ran no gradient
     assert page.js(f"{api}.step()").endswith("forward")
-    assert page.js(f"{api}.fills()")["gradients"].lower() == UNIQUE_COLOR["light"]
+    assert page.js(f"{api}.fills()")["gradients"].lower() == NO_RECORD["light"]
     page.js(f"{api}.setColorBy('memory')")
     state = page.wait(f"{api}.state().includes('step=') && {api}.state()")
     assert "color=memory" in state
@@ -105,7 +111,7 @@ def test_the_step_picker_switches_costs_and_the_link_keeps_it(page: Page, browse
         assert again.js(f"{api}.step()").endswith("forward")
         assert again.js("document.querySelector('select[aria-label=step]').value") == "0"
         assert again.js("document.querySelector('.legend h3').textContent") == \
-            "colour = memory, by rank"
+            "colour = memory, log scale (×3.2 a step)"
         assert not again.is_hidden_top_ops()
     finally:
         again.close()

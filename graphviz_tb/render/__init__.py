@@ -80,7 +80,8 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
         tally = DiffTally(h)
     notes = totals.label if totals is not None else tally.note if tally is not None else None
     scene = build_scene(h, options, progress=progress, notes=notes,
-                        weigh=tally.opening if tally is not None else None)
+                        weigh=tally.opening if tally is not None else None,
+                        titles=totals.label if totals is not None else None)
     from .dot import scene_to_dot  # as above: imported for the formats that need it
 
     doc = scene_to_dot(h, scene, options, totals, diff=tally)

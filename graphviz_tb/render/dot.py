@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..costs import Scale, Totals, format_cost
 from ..hierarchy import AggEdge, Group, Member, OpNode
-from ..layout import ARROW_SIZE, PT, Stub, label_lines, tensor_lines
+from ..layout import ARROW_SIZE, MAX_LINE, PT, Stub, label_lines, tensor_lines
 from ..model import CONTROL, REF
 from ..scene import Box, Scene
 from ..shapes import format_shape
@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from ..hierarchy import Hierarchy
     from ..options import RenderOptions
 
-__all__ = ["COST_COLORS", "DotDocument", "clean_text", "scene_to_dot"]
+__all__ = ["COST_COLORS", "NO_RECORD", "DotDocument", "clean_text", "scene_to_dot"]
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-_MAX_LABEL = 48
+_MAX_LABEL = MAX_LINE
 
 THEMES = {
     "light": {"bg": "#ffffff", "fg": "#222222", "line": "#555555", "op": "#ffffff",
@@ -44,9 +44,12 @@ THEMES = {
 #: The sequential scale of ``--color-by compute-time`` / ``memory``, coolest to hottest (one
 #: colour per step of :class:`graphviz_tb.costs.Scale`); dark text stays readable on each.
 COST_COLORS = {
-    "light": ["#fff5eb", "#fee6ce", "#fdd0a2", "#fdae6b", "#fd8d3c", "#f16913", "#d94801"],
-    "dark": ["#3b3027", "#553620", "#713d1c", "#8e4517", "#ab4d12", "#c8560c", "#e65f05"],
+    "light": ["#feedde", "#fdd9b4", "#fdbe85", "#fda45d", "#fd8d3c", "#f16913", "#e5530b"],
+    "dark": ["#553620", "#65391e", "#713d1c", "#8e4517", "#ab4d12", "#c8560c", "#e65f05"],
 }
+#: The fill of a box with no record in a cost picture: grey, as the legend's swatch says,
+#: and unlike any step of the scale (the cheapest step is a light orange, not white).
+NO_RECORD = {"light": "#d4d4d4", "dark": "#3a3a3a"}
 
 
 def clean_text(text: str, limit: int | None = None) -> str:
@@ -134,12 +137,14 @@ class _Styler:
         return None
 
     def cost_fill(self, m: Member, expanded: bool) -> str:
-        """A box's colour on the cost scale; an open group's is neutral (its boxes inside
-        carry the colours), and so is a box with no record."""
+        """A box's colour on the cost scale, or the no-record colour; an open group's is
+        neutral (its boxes inside carry the colours, its title its total)."""
         assert self.totals is not None and self.scale is not None
-        value = None if expanded else self.totals(m)
+        if expanded:
+            return UNIQUE_COLOR[self.options.theme]
+        value = self.totals(m)
         if value is None:
-            return UNIQUE_COLOR[self.options.theme] if isinstance(m, Group) else self.theme["op"]
+            return NO_RECORD[self.options.theme]
         return COST_COLORS[self.options.theme][self.scale.step(value)]
 
     def fill(self, m: Member, expanded: bool = False) -> str:
@@ -285,11 +290,14 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
 
     if styler.scale is not None and styler.totals is not None:
         colors, metric = COST_COLORS[options.theme], styler.totals.metric
+        total = f"step total: {format_cost(metric, styler.totals.total)}"
+        rows.append(f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\">{_html(total)}</TD></TR>")
+        texts.append(total)
         for step, low, high in reversed(styler.scale.ranges()):
             text = format_cost(metric, low) if low == high else \
                 f"{format_cost(metric, low)} – {format_cost(metric, high)}"
             add(colors[step], text)
-        add(UNIQUE_COLOR[options.theme], "no record")
+        add(NO_RECORD[options.theme], "no record")
     elif styler.structure is not None:
         structure = styler.structure
         shown = structure.repeated
@@ -314,8 +322,8 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     rows.append("<TR><TD>══►</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
     title = {"structure": "same colour = same structure", "op": "colour = op type",
              "device": "colour = device", "dtype": "colour = dtype",
-             "compute-time": "colour = compute time, by rank",
-             "memory": "colour = memory, by rank", "diff": "what changed",
+             "compute-time": "colour = compute time, log scale (×3.2 a step)",
+             "memory": "colour = memory, log scale (×3.2 a step)", "diff": "what changed",
              "none": "edges"}[options.color_by]
     table = (f"<<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"2\" CELLPADDING=\"1\">"
              f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"

@@ -69,7 +69,7 @@ from ..scene import Scene, build_scene
 from ..shapes import format_shape
 from ..structure import UNIQUE_COLOR, legend_labels, templates_of
 from ..view import DiffTally, focus_members
-from .dot import COST_COLORS, DIFF_COLORS, DIFF_LINES, THEMES, clean_text
+from .dot import COST_COLORS, DIFF_COLORS, DIFF_LINES, NO_RECORD, THEMES, clean_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -674,7 +674,7 @@ class _Builder:
                           "origin": source.origin, "memory": step.memory,
                           "records": step.records, "unmatched": step.unmatched, "ops": rows})
         return {"steps": steps, "chosen": costs.chosen, "outputs": outputs.values,
-                "colors": COST_COLORS}
+                "colors": COST_COLORS, "noRecord": NO_RECORD}
 
     # -- the initial layouts
 

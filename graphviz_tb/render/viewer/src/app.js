@@ -273,7 +273,8 @@ export class App {
       if (b.open) open.add(b.m);
       else if (!Number.isNaN(totals[b.m])) values.push(totals[b.m]);
     }
-    return { metric, totals, open, scale: new CostScale(values), colors: this.data.costs.colors };
+    return { metric, totals, open, scale: new CostScale(values), colors: this.data.costs.colors,
+      noRecord: this.data.costs.noRecord, total: Number.isNaN(totals[0]) ? 0 : totals[0] };
   }
 
   // The ops of the current step, most expensive first in the colour mode's metric (time when

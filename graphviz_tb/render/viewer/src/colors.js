@@ -69,31 +69,20 @@ export function colorKey(graph, i, mode) {
 export const COST_MODES = { "compute-time": "time", memory: "memory" };
 const SCALE_STEPS = 7;
 
-function lowerBound(sorted, v) {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-// The cost scale over the values of the boxes drawn, by rank: the same steps as
-// graphviz_tb.costs.Scale (the cheapest box coolest, the most expensive hottest).
+// The cost scale over the values of the boxes drawn, on a log scale: the same steps as
+// graphviz_tb.costs.Scale (the most expensive box hottest, a step every factor of √10 below).
 export class CostScale {
   constructor(values) {
     this.values = Float64Array.from(values).sort();
     const n = this.values.length;
-    this.belowTop = n ? lowerBound(this.values, this.values[n - 1]) : 0;
+    this.top = n ? this.values[n - 1] : 0;
   }
 
   step(v) {
-    if (!this.belowTop) return SCALE_STEPS - 1;
-    const rank = lowerBound(this.values, v);
-    return Math.min(SCALE_STEPS - 1,
-      Math.floor((2 * (SCALE_STEPS - 1) * rank + this.belowTop) / (2 * this.belowTop)));
+    if (v >= this.top) return SCALE_STEPS - 1;
+    if (v <= 0) return 0;
+    const below = Math.floor(2 * Math.log10(this.top / v) + 1e-9);
+    return Math.max(0, SCALE_STEPS - 1 - below);
   }
 
   // Each step that holds a value: [step, smallest, largest], coolest first.
@@ -107,6 +96,14 @@ export class CostScale {
     }
     return [...out.values()];
   }
+}
+
+// As graphviz_tb.costs.format_share: a box's share of the step's total.
+export function formatShare(part, whole) {
+  if (!(whole > 0)) return "–";
+  const share = (100 * part) / whole;
+  if (share >= 10 || share === 0) return `${Math.round(share)} %`;
+  return share >= 0.1 ? `${share.toFixed(1)} %` : "<0.1 %";
 }
 
 function threeDigits(value, units, base) {
@@ -128,7 +125,8 @@ export function fill(graph, i, mode, theme, themes, unique, cost, diffColors) {
   if (mode === "diff" && graph.diff && diffColors) return diffColors[theme][graph.diffStatus(i)];
   if (cost) {
     const v = cost.open.has(i) ? NaN : cost.totals[i];
-    if (Number.isNaN(v)) return graph.isGroup(i) ? unique[theme] : themes[theme].op;
+    if (cost.open.has(i)) return unique[theme];
+    if (Number.isNaN(v)) return cost.noRecord[theme];
     return cost.colors[theme][cost.scale.step(v)];
   }
   const key = colorKey(graph, i, mode);

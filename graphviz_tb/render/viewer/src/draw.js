@@ -3,7 +3,7 @@
 // Every string that comes from the model goes into the DOM as text (textContent or an
 // attribute value set with setAttribute); nothing is ever parsed as markup.
 
-import { fill, formatCost } from "./colors.js";
+import { fill, formatCost, formatShare } from "./colors.js";
 
 export const SVG_NS = "http://www.w3.org/2000/svg";
 const MAX_LABEL = 48;
@@ -212,7 +212,8 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   if (ctx.cost) {
     const v = ctx.cost.totals[i];
     tip.splice(1, 0, `${ctx.cost.metric === "time" ? "compute time" : "memory"}: ` +
-      (Number.isNaN(v) ? "no record" : formatCost(ctx.cost.metric, v)));
+      (Number.isNaN(v) ? "no record"
+        : `${formatCost(ctx.cost.metric, v)} · ${formatShare(v, ctx.cost.total)}`));
   }
   title(g, tip);
   return g;

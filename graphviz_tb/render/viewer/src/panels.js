@@ -359,8 +359,8 @@ function groupEdges(app, i) {
 
 // ------------------------------------------------------------------------- legend
 
-const COST_TITLES = { "compute-time": "colour = compute time, by rank",
-  memory: "colour = memory, by rank" };
+const COST_TITLES = { "compute-time": "colour = compute time, log scale (×3.2 a step)",
+  memory: "colour = memory, log scale (×3.2 a step)" };
 const TITLES = { structure: "same colour = same structure", op: "colour = op type",
   device: "colour = device", dtype: "colour = dtype", none: "edges", diff: "what changed",
   ...COST_TITLES };
@@ -380,13 +380,14 @@ export function renderLegend(app) {
       rows.push(swatchRow(app.data.diffColors[app.theme][s], `${s}: ${fmtNumber(t[s])} op${t[s] === 1 ? "" : "s"}`));
     }
   } else if (app.cost) {
-    const { scale, metric, colors } = app.cost;
+    const { scale, metric, colors, noRecord, total } = app.cost;
+    rows.push(h("li", { class: "total" }, `step total: ${formatCost(metric, total)}`));
     for (const [k, lo, hi] of scale.ranges().reverse()) {
       const text = lo === hi ? formatCost(metric, lo)
         : `${formatCost(metric, lo)} – ${formatCost(metric, hi)}`;
       rows.push(swatchRow(colors[app.theme][k], text));
     }
-    rows.push(swatchRow(app.unique[app.theme], "no record"));
+    rows.push(swatchRow(noRecord[app.theme], "no record"));
   } else if (app.scene && mode !== "none" && mode !== "diff" && !(mode in COST_TITLES)) {
     const keys = new Set();
     for (const b of app.scene.boxes) {
