@@ -303,3 +303,29 @@ def test_the_change_list_tells_every_change_apart(browser: object, tmp_path: Pat
         assert clipped == []
     finally:
         page.close()
+
+
+def test_the_viewer_writes_each_change_beside_its_box_as_the_picture_does(
+        diff_pairs: dict, browser: object, tmp_path: Path) -> None:
+    """The page's first view follows the static picture's rules: the changed op says what it
+    was, the layer wholly added is one closed box saying so, the rewired op says so."""
+    from test_html import Page
+
+    for pair, text in (("activation", "was Relu"), ("inserted_dense", "input 0 rewired")):
+        d = _diff(diff_pairs, pair)
+        name = d.result.changed[0].new
+        page_path = tmp_path / f"{pair}.html"
+        d.render(page_path)
+        page = Page(browser, page_path)
+        try:
+            shown = page.js(f"document.querySelector('g.op[data-node=\"{name}\"]').textContent")
+            assert text in shown, shown
+            if pair == "inserted_dense":
+                layer = "/".join(d.result.added[0].split("/")[:2])
+                box = page.js(f"(() => {{ const g = document.querySelector("
+                              f"'g.group[data-node=\"{layer}\"]'); return g && "
+                              f"[g.getAttribute('class'), g.textContent]; }})()")
+                assert box is not None and "expanded" not in box[0], box
+                assert f"+{len(d.result.added)}" in box[1], box
+        finally:
+            page.close()

@@ -350,8 +350,11 @@ class _Builder:
     """Collects the embedded data; see the module docstring for what and why."""
 
     def __init__(self, h: Hierarchy, scene: Scene, options: RenderOptions,
-                 keep: set[Member] | None) -> None:
+                 keep: set[Member] | None,
+                 notes: Callable[[Member], str | None] | None = None) -> None:
         self.h, self.scene, self.options, self.keep = h, scene, options, keep
+        #: What a box's second line adds (a diff's change), sized as the static picture does.
+        self.notes = notes
         self.model = h.model
         self.ids: dict[Member, int] = {}
         self.members: list[Member] = []
@@ -434,7 +437,7 @@ class _Builder:
                 if i:
                     nb[i], ns[i] = self._name_parts(m)
                     parent[i] = ids[m.parent]  # type: ignore[index]
-                    w, hh, lines = leaf_size(m)
+                    w, hh, lines = leaf_size(m, self.notes(m) if self.notes else None)
                     sz[i] = sizes((round(w / PT, 3), round(hh / PT, 3)))
                     if lines[0] != ns[i]:
                         labels[i] = lines[0]
@@ -452,8 +455,13 @@ class _Builder:
             nb[i], ns[i] = self._name_parts(m)
             parent[i] = ids[m.parent]  # type: ignore[index]
             assert isinstance(m, OpNode)
-            box = op_box.get((m.label, m.op))
-            if box is None:
+            note = self.notes(m) if self.notes else None
+            box = op_box.get((m.label, m.op)) if not note else None
+            if note:  # its own second line (a diff's change): sized alone, and shipped
+                w, hh, lines = leaf_size(m, note)
+                box = (sizes((round(w / PT, 3), round(hh / PT, 3))), lines[0])
+                captions[i] = lines[1]
+            elif box is None:
                 w, hh, lines = leaf_size(m)
                 box = op_box[(m.label, m.op)] = (
                     sizes((round(w / PT, 3), round(hh / PT, 3))), lines[0])
@@ -737,11 +745,12 @@ def build_data(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
                costs: CostSet | None = None) -> dict[str, Any]:
     """Everything the viewer embeds, as one JSON-ready dict."""
     tally = DiffTally(h) if options.color_by == "diff" else None  # one count, used twice
-    scene = build_scene(h, options, progress=progress,
+    notes = tally.note if tally is not None else None
+    scene = build_scene(h, options, progress=progress, notes=notes,
                         weigh=tally.opening if tally is not None else None)
     h.complete()  # the page ships every group's edges and template
     keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
-    b = _Builder(h, scene, options, keep)
+    b = _Builder(h, scene, options, keep, notes)
     data: dict[str, Any] = {"version": DATA_VERSION}
     data.update(b.members_data())
     data.update(b.edges_data())

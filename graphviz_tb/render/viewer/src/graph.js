@@ -228,10 +228,9 @@ export class Graph {
   // Label lines of a collapsed member, as layout.leaf_size gives them.
   lines(i) {
     const label = this.label[i];
-    if (this.kind[i] > 0) {
-      const cap = this.captions[i];
-      return cap ? [label, cap] : [label];
-    }
+    const cap = this.captions[i];
+    if (this.kind[i] > 0) return cap ? [label, cap] : [label];
+    if (cap) return [label, cap]; // a diff's note: "Tanh · was Relu"
     const op = this.opType(i);
     if (CONST_OPS.has(op) || op === label) return [label];
     return [label, op];
