@@ -70,6 +70,11 @@ def test_colour_by_compute_time_matches_the_static_picture(page: Page,
         "{http://www.w3.org/2000/svg}text"))
     total = re.search(r"step total: [\d.]+ \S+", static_legend)
     assert total and total.group(0) in legend
+    # An open group's frame keeps its total in its title, as in the static picture.
+    assert page.js(f"{api}.expand('train')") is not False
+    titles = page.js("[...document.querySelectorAll('g.group.expanded')].map("
+                     "(g) => g.querySelector('text').textContent)")
+    assert any(re.search(r" · [\d.]+ (ns|µs|ms|s)( · <?[\d.]+ %)?$", t) for t in titles), titles
 
 
 def test_top_ops_are_sorted_by_cost_and_jump_to_the_node(page: Page,

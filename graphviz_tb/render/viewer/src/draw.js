@@ -4,6 +4,7 @@
 // attribute value set with setAttribute); nothing is ever parsed as markup.
 
 import { fill, formatCost, formatShare } from "./colors.js";
+import { textWidth } from "./layout.js";
 
 export const SVG_NS = "http://www.w3.org/2000/svg";
 const MAX_LABEL = 48;
@@ -169,8 +170,8 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
     const raw = graph.lines(i);
     const lines = raw.map((t) => cleanText(t, MAX_LABEL));
     if (b.open) {
-      text(g, 0, -h / 2 + 13, lines[0], { "font-size": 10, "font-weight": "bold",
-        fill: colors.fg });
+      text(g, 0, -h / 2 + 13, frameTitle(lines[0], i, w, ctx), { "font-size": 10,
+        "font-weight": "bold", fill: colors.fg });
     } else {
       boxText(g, raw[0], lines.length > 1 ? lines[1] : null, 9, colors, second);
     }
@@ -217,6 +218,18 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
   }
   title(g, tip);
   return g;
+}
+
+// An open group's title: in a cost mode, with its total and share as the static picture
+// writes it ("train · 82.3 ms · 83 %"), as much of that as fits the frame.
+function frameTitle(name, i, w, ctx) {
+  const v = ctx.cost ? ctx.cost.totals[i] : NaN;
+  if (Number.isNaN(v)) return name;
+  const cost = `${name} · ${formatCost(ctx.cost.metric, v)}`;
+  for (const title of [`${cost} · ${formatShare(v, ctx.cost.total)}`, cost]) {
+    if (textWidth(title, 10) * 1.1 <= w - 16) return title;
+  }
+  return name;
 }
 
 // What a diff's tooltip says of a member (as render/dot.py _diff_lines).
