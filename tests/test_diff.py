@@ -162,6 +162,7 @@ def test_the_merged_picture_colours_what_changed(diff_pairs: dict, tmp_path: Pat
     legend = " ".join(t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text"))
     assert f"added: {len(d.result.added)} ops" in legend
     assert "removed: 0 ops" in legend and "changed: 1 op" in legend
+    assert "edge added" in legend and "edge removed" in legend  # the edges' colours, too
     # The layer wholly added is one closed box, saying how many ops it adds; the op it now
     # feeds says its input was rewired, beside its box, on paper.
     groups = node_groups(svg, "group")

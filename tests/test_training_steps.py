@@ -44,6 +44,13 @@ def _ops(box: Any) -> int:
     return 1
 
 
+def _box(pic: Picture, scope: str) -> Any:
+    """The box of that scope (see :func:`_is`)."""
+    found = [b for b in pic.boxes.values() if _is(b, scope)]
+    assert found, (scope, sorted(b.name for b in pic.boxes.values() if b.kind == "group"))
+    return found[0]
+
+
 def _is(box: Any, scope: str) -> bool:
     """Is this box the scope (a logdir's graph puts it under the graph's own name)?"""
     return box.name == scope or box.name.endswith("/" + scope)
@@ -67,13 +74,13 @@ def test_the_first_picture_of_a_training_step_shows_the_model(
     assert not [n for n in loose if re.fullmatch(r"AddN(_\d+)?|zeros(_\d+)?", n)], loose
     # The model opens into its parts; the loss is in sight; the gradients and the optimizer
     # stand beside it.
-    model = next(b for b in pic.boxes.values() if _is(b, step.model))
+    model = _box(pic, step.model)
     assert model.open
     inside = [b for b in closed if model.contains(b) and b is not model]
     assert len(inside) >= 3, [b.name for b in inside]
     assert any("crossentropy" in b.name for b in closed)
     assert any(_is(b, "gradient_tape") for b in pic.boxes.values())
-    optimizer = next(b for b in pic.boxes.values() if _is(b, step.optimizer))
+    optimizer = _box(pic, step.optimizer)
     assert not optimizer.open
     # No closed box but the optimizer holds more than half the ops.
     big = [b.name for b in closed if 2 * _ops(b) > total and b is not optimizer]

@@ -316,6 +316,9 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
         for status in ("added", "removed", "changed", "unchanged"):
             add(DIFF_COLORS[options.theme][status],
                 f"{status}: {counts[status]:,} op{'' if counts[status] == 1 else 's'}")
+        for status in ("added", "removed"):  # the edges' colours too
+            rows.append(f"<TR><TD><FONT COLOR=\"{DIFF_LINES[options.theme][status]}\">──►"
+                        f"</FONT></TD><TD ALIGN=\"LEFT\">edge {status}</TD></TR>")
     # Glyphs both engines' fonts have: graphviz-pure draws ▶ and ╌ as empty boxes.
     rows.append("<TR><TD>──►</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>– – ►</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")

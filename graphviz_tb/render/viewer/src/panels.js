@@ -411,7 +411,16 @@ export function renderLegend(app) {
     }
     if (mode === "structure") rows.push(swatchRow(app.unique[app.theme], "unique structure"));
   }
-  const edge = (cls, text) => h("li", null, h("span", { class: `edge-sample ${cls}` }), text);
+  const edge = (cls, text, color) => {
+    const sample = h("span", { class: `edge-sample ${cls}` });
+    if (color) sample.style.borderTopColor = color;
+    return h("li", null, sample, text);
+  };
+  if (mode === "diff" && g.diff && app.data.diffLines) {
+    const lines = app.data.diffLines[app.theme];
+    rows.push(edge("data", "edge added", lines.added), edge("data", "edge removed",
+      lines.removed));
+  }
   rows.push(edge("data", "data (label: shape)"), edge("control", "control dependency"),
     edge("ref", "reference (mutated)"));
   return [h("h3", null, TITLES[mode] || ""), h("ul", null, rows)];
