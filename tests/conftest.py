@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -522,7 +524,14 @@ def training_steps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Traini
     graph_def, model, optimizer = steps.transformer_step(tf, keras)
     out["transformer_adamw"] = TrainingStep(root / "transformer.pb", model, optimizer)
     out["transformer_adamw"].path.write_bytes(graph_def.SerializeToString())
-    model, optimizer = steps.traced_step_logdir(tf, keras, root / "logs")
+    # In a process of its own: a trace exports every graph the runtime made while it ran,
+    # and after the builds above those were thousands (4,770 ``graph_N``), not one step.
+    script = ("import json, sys, tensorflow, keras, training_steps; print(json.dumps("
+              f"training_steps.traced_step_logdir(tensorflow, keras, {str(root / 'logs')!r})))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).parent,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    model, optimizer = json.loads(done.stdout.strip().splitlines()[-1])
     out["trace_export"] = TrainingStep(root / "logs", model, optimizer)
     keras.backend.clear_session()  # later fixtures' layer names count from zero again
     return out

@@ -108,10 +108,10 @@ def transformer_step(tf: Any, keras: Any, layers: int = 4, width: int = 32
     return (graph_def, *scopes(graph_def, model.name))
 
 
-def traced_step_logdir(tf: Any, keras: Any, logdir: Path) -> tuple[str, str]:
-    """A small CNN's training step run once under ``tf.summary.trace_on`` and written to a
-    logdir by ``trace_export``, as the TensorBoard tutorial shows; returns the scopes of its
-    model and optimizer."""
+def traced_step_logdir(tf: Any, keras: Any, logdir: Path | str) -> tuple[str, str]:
+    """A small CNN's training step run under ``tf.summary.trace_on`` and written to a logdir
+    by ``trace_export``, as the TensorBoard tutorial shows; returns the scopes of its model and
+    optimizer."""
     keras.backend.clear_session()
     keras.utils.set_random_seed(1)
     model = keras.Sequential([
@@ -119,15 +119,20 @@ def traced_step_logdir(tf: Any, keras: Any, logdir: Path) -> tuple[str, str]:
         keras.layers.Conv2D(8, 3, activation="relu"), keras.layers.MaxPooling2D(),
         keras.layers.Flatten(), keras.layers.Dense(32, activation="relu"),
         keras.layers.Dense(10)])
-    step = train_step(tf, keras, model, optimizer(keras, "adam"))
+    opt = optimizer(keras, "adam")
+    # The optimizer's slots are made before tracing, as a training loop has them after its
+    # first step: made during the trace, in a process that did other Keras work, each of
+    # their eager initialisations was exported as a graph of its own (4,779 of them).
+    opt.build(model.trainable_variables)
+    step = train_step(tf, keras, model, opt)
     writer = tf.summary.create_file_writer(str(logdir))
+    images, labels = tf.zeros([2, 28, 28, 1]), tf.constant([1, 2])
     tf.summary.trace_on(graph=True, profiler=False)
-    step(tf.zeros([2, 28, 28, 1]), tf.constant([1, 2]))
+    step(images, labels)
     with writer.as_default():
         tf.summary.trace_export("train_step", step=0)
     writer.close()
-    graph_def = step.get_concrete_function(tf.zeros([2, 28, 28, 1]), tf.constant([1, 2])
-                                           ).graph.as_graph_def()
+    graph_def = step.get_concrete_function(images, labels).graph.as_graph_def()
     return scopes(graph_def, model.name)
 
 
