@@ -110,11 +110,13 @@ def test_api_page_documents_the_public_surface(site: Path) -> None:
 
 def test_diff_page_draws_what_changed(site: Path) -> None:
     """The diff page runs ``tbgraph diff`` on the sample pair and draws it with
-    ``diff-from``: the inserted layer's ops green, the changed convolution amber."""
+    ``diff-from``: the inserted layer one green box, the changed convolution and the op the
+    layer now feeds amber, each saying what changed."""
     text, drawn = _text_and_picture(site, "diff.html")
-    assert "ops: 7 added, 0 removed, 1 changed, 6 renamed" in text
+    assert "ops: 7 added, 0 removed, 2 changed, 5 renamed; edges: 2 added, 1 removed" in text
     assert "changed cnn_1/conv_a_1/convolution: attr padding: SAME -> VALID" in text
     colours = DIFF_COLORS["light"]
-    assert drawn.count(f'fill="{colours["added"]}"') >= 7  # the legend's swatch and the ops
+    assert drawn.count(f'fill="{colours["added"]}"') >= 2  # the legend's swatch and the layer
     assert f'fill="{colours["changed"]}"' in drawn
-    assert "added: 7 ops" in drawn and "changed: 1 op<" in drawn
+    assert "added: 7 ops" in drawn and "changed: 2 ops<" in drawn
+    assert "7 ops · +7" in drawn and "padding SAME→VALID" in drawn
