@@ -839,15 +839,15 @@ _OUTPUT_OPS = frozenset({"Identity", "IdentityN", "_Retval", "NoOp"})
 #: An op-named scope this small (``sub_7`` holding ``sub_7/x``: an op and its constants) is as
 #: loose as an op of its own.
 _LOOSE_SCOPE_OPS = 4
-
-
-#: Names that are bookkeeping by convention (``init``, ``save``
-#: ...): drawn aside (:mod:`graphviz_tb.auxiliary`), never opened by themselves, never given
-#: loose ops, whatever their degree.
+#: Names that are bookkeeping by convention (``init``, ``save``, summaries ...), whatever
+#: their degree: drawn aside (:mod:`graphviz_tb.auxiliary`), never opened by themselves, never
+#: given loose ops.
 _CONVENTIONAL = re.compile(
     r"^(init(_\d+)?|save(_\d+)?|summaries|MergeSummary(_\d+)?|global_step|"
     r"report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$"
 )
+
+
 def is_bookkeeping(label: str) -> bool:
     """Is this a name conventional for bookkeeping (``init``, ``save``, ``summaries`` ...)?"""
     return _CONVENTIONAL.match(label) is not None
@@ -919,7 +919,8 @@ def _adopt_loose_ops(h: Hierarchy) -> None:
     the optimizer's slot initialisers (``zeros_N``).  Left there they are a fan of hundreds of
     loose boxes wired across the picture.  In a group (the root, a function body, one graph
     of a logdir) holding a ``gradient_tape`` scope, every loose op that is not an input or a
-    result joins a neighbouring group; elsewhere only captured variables do (see :func:`_adopt_in`).
+    result joins a neighbouring group; elsewhere only captured variables do (see
+    :func:`_adopt_in`).
     """
     for container in [h.root, *list(h.groups.values())]:
         kids = container._children
@@ -972,10 +973,10 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     key = lambda j: (rank[j], kids[j].name)  # noqa: E731
     # Loose ops in dataflow order among themselves too: a chain of them (a custom gradient)
     # may sit on a loop through the gradient scope, where ranks do not order it.
-    among = {i: n for n, i in enumerate(sorted(loose, key=key))}
+    ranked = sorted(loose, key=key)
+    among = {i: n for n, i in enumerate(ranked)}
     chain = ChildGraph(len(among), [(among[a], among[b]) for a in among
                                     for b in graph.succ[a] if b in among])
-    ranked = sorted(loose, key=key)
     order = [ranked[n] for n in topological_order(chain)]
     # Inputs from loose sources (constants) do not count: those follow their consumers.
     fed = {i: {p for p in graph.pred[i] if not (p in among and not graph.pred[p])}
