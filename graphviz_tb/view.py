@@ -12,14 +12,16 @@ teaches nothing.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import heapq
 import re
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .errors import GraphvizTbError
+from .errors import GraphvizTbError, GraphvizTbWarning
 from .hierarchy import Group, Hierarchy, Member, OpNode, is_bookkeeping, is_section
 
 if TYPE_CHECKING:
@@ -56,14 +58,18 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
     if options.depth is None and not (options.expand_all or options.expand):
         opened = auto_open(h, options.budget, weigh)
     elif options.expand_all or options.expand or focus_ops:
+        unmatched = set(options.expand)
         for group in h.all_groups():
             if group is h.root:
                 continue
             if options.expand_all or group.depth < depth:
                 opened.add(group)
-            elif options.expand and _matches(group.name, options.expand):
+            if options.expand and _matches(group.name, options.expand):
                 opened.add(group)
                 opened.update(group.ancestors())
+                unmatched -= {p for p in unmatched if fnmatch.fnmatchcase(group.name, p)}
+        for pattern in sorted(unmatched):
+            _warn_unmatched(h, pattern)
     else:
         stack = [h.root]
         while stack:
@@ -79,6 +85,17 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
     # A group is visible only if all its ancestors are open.
     return frozenset(g for g in opened if all(a in opened for a in g.ancestors()))
 
+
+
+def _warn_unmatched(h: Hierarchy, pattern: str) -> None:
+    """Say that an ``--expand`` pattern opened nothing, and name groups it may have meant
+    (a pattern is matched against full names: ``resnet50_1/conv2*``, not ``conv2*``)."""
+    stem = pattern.strip("*?[]/")
+    near = difflib.get_close_matches(stem, [g.label for g in h.groups.values()], n=3, cutoff=0.5)
+    names = sorted({g.name for g in h.groups.values() if g.label in near})[:3]
+    hint = f"; groups with a name like it: {', '.join(names)}" if names else ""
+    warnings.warn(f"--expand {pattern!r} matches no group (patterns match full names, "
+                  f"scope/name){hint}", GraphvizTbWarning, stacklevel=3)
 
 
 class DiffTally:
@@ -268,7 +285,8 @@ def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], se
     h.settle()  # the focus may be a scope series, and its ancestors must be final
     member = h.lookup(name)
     if member is None:
-        close = sorted(n for n in h.ops if name in n)[:5]
+        close = sorted(n for n in h.ops if name in n)[:5] or difflib.get_close_matches(
+            name, [*h.groups, *h.ops], n=3)
         hint = f"; did you mean: {', '.join(close)}" if close else ""
         raise GraphvizTbError(f"--focus {name!r}: no op or group of that name{hint}")
     g = h.model.g

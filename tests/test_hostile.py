@@ -684,3 +684,36 @@ def test_resources(runner: Runner) -> None:
         print(f"{r.case.name:21} {r.command:14} {r.returncode:4} {r.seconds:9.2f} "
               f"{r.peak_mb:8.0f} {size:13,}")
     assert max(r.peak_mb for r in runs) < MAX_RSS_MB
+
+
+# --------------------------------------------------------------------------- hints
+
+
+def _render_sample(*options: str) -> subprocess.CompletedProcess[str]:
+    sample = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
+    return subprocess.run([sys.executable, "-m", "graphviz_tb", "render", str(sample), "-o",
+                           os.devnull, "--format", "dot", *options], capture_output=True,
+                          text=True, check=False)
+
+
+def test_a_mistyped_option_names_the_one_meant() -> None:
+    """``--colour op`` (British spelling) and ``--colr-by op`` are usage errors that say what
+    was meant, not the whole usage with no hint."""
+    for typo in ("--colour", "--colr-by"):
+        proc = _render_sample(typo, "op")
+        assert proc.returncode == 2
+        assert "did you mean --color-by?" in proc.stderr, proc.stderr
+
+
+def test_an_expand_pattern_matching_nothing_says_so() -> None:
+    proc = _render_sample("--expand", "conv9*")
+    assert proc.returncode == 0, proc.stderr
+    warning = [line for line in proc.stderr.splitlines() if "--expand" in line]
+    assert len(warning) == 1 and "matches no group" in warning[0], proc.stderr
+    assert "conv1" in warning[0]  # the group names it might have meant
+
+
+def test_a_focus_with_a_typo_suggests_the_name() -> None:
+    proc = _render_sample("--focus", "loss/cross_entropi")
+    assert proc.returncode == 1
+    assert "did you mean: loss/cross_entropy" in proc.stderr, proc.stderr

@@ -114,6 +114,9 @@ def test_png_renamed_pb(tmp_path):
         ("photo.pb", b"\xff\xd8\xff\xe0\x00\x10JFIF", "is a JPEG image"),
         ("graph.pb.gz", gzip.compress(b"node {}"), "gzip-compressed; decompress it first"),
         ("notes.md", "just some notes\n", "is a text file but not a TensorFlow graph"),
+        # Prose in a .txt file: no protobuf field to report, so no protobuf message either.
+        ("notes.txt", "hello world\nthis is a note\n",
+         r"notes\.txt is a text file but not a TensorFlow graph"),
         ("page.pb", "<html><body>hi</body></html>", "is XML or HTML"),
         ("data.json", json.dumps({"a": 1}), "is JSON but not a Keras model config"),
     ],

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import gc
 import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from ..errors import GraphvizTbError, terminal_line
 from ..resources import limit_process
@@ -58,7 +60,7 @@ Run 'tbgraph COMMAND --help' for the options of each command.
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (also used to generate the CLI reference in docs/)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tbgraph", description=_DESCRIPTION, epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -69,6 +71,39 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_commands(sub)
     shapes.add_commands(sub)
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a hint for an option it does not know: the option meant (``--colour``
+    and ``--colr-by`` are ``--color-by``), rather than the usage alone."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments: "):
+            known = _option_strings(self)
+            for word in message.removeprefix("unrecognized arguments: ").split():
+                if not word.startswith("--"):
+                    continue
+                typed = word.split("=", 1)[0].replace("colour", "color")
+                near = [typed] if typed in known else difflib.get_close_matches(
+                    typed, known, n=1, cutoff=0.6)
+                near = near or [k for k in known if k.startswith(typed + "-")][:1]
+                if near:
+                    message += f" (did you mean {near[0]}?)"
+                    break
+        super().error(message)
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every long option of the parser and of its commands."""
+    found: set[str] = set()
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for action in p._actions:
+            found.update(o for o in action.option_strings if o.startswith("--"))
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+    return sorted(found)
 
 
 class _Version(argparse.Action):

@@ -172,7 +172,7 @@ def _detect_text(path: Path, name: str, head: bytes, text: str) -> Detected:
     stripped = text.removeprefix("\ufeff").lstrip()
     if stripped.startswith(("{", "[")):
         return _detect_json(path, name)
-    if path.suffix.lower() in _TEXT_HINTS:
+    if path.suffix.lower() in _TEXT_HINTS and path.suffix.lower() != ".txt":
         return Detected("graphdef", text=True)  # a malformed text graph: report the line
     if stripped.startswith("<"):
         raise InputError(f"{name} is XML or HTML, not a TensorFlow graph")
