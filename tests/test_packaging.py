@@ -17,6 +17,7 @@ from __future__ import annotations
 import email
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -220,6 +221,17 @@ def test_the_readme_keeps_the_set_up_contract_first() -> None:
     text = (REPO / "README.md").read_text(encoding="utf-8")
     assert text.index("\n## Set-up") < text.index("\n## Install") < text.index("\n## Use")
     assert _readme_block("Set-up") == ["make demo", "make test"]
+
+
+def test_the_readme_points_only_inside_the_repository() -> None:
+    """A reader of the README on PyPI or a fork has only the repository: every relative link
+    and every path it names for reading lies inside it (it once sent readers to a design
+    file beside the repository)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)", text)
+    relative = [t for t in targets if "://" not in t]
+    assert relative and all((REPO / t).exists() for t in relative), relative
+    assert "../shared" not in text and "DESIGN.md" not in text
 
 
 @pytest.mark.browser
