@@ -53,8 +53,9 @@ demo: $(VENV)/.stamp-install $(VIEWER)
 	  name=$$(echo "$$s" | sed -e 's|^samples/||' -e 's|[/.]|_|g'); \
 	  colour=$$(case "$$s" in samples/logs/costs) echo "--color-by compute-time";; esac); \
 	  $(BIN)/tbgraph render "$$s" $$colour -o "$(OUT)/$$name.svg" || exit 1; \
-	  $(BIN)/tbgraph render "$$s" $$colour -o "$(OUT)/$$name.html" || exit 1; \
-	done
+	  $(BIN)/tbgraph render "$$s" $$colour -o "$(OUT)/$$name.html" 2>"$(OUT)/.stderr" \
+	    || { cat "$(OUT)/.stderr"; exit 1; }; \
+	done; rm -f "$(OUT)/.stderr"  # the page's warnings are the picture's, said once above
 	@for ext in svg html; do \
 	  $(BIN)/tbgraph diff samples/diff/cnn_v1.pb samples/diff/cnn_v2.pb -o "$(OUT)/diff.$$ext"; \
 	  test $$? -eq 1 || exit 1; \
