@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCALE_STEPS",
-    "STEP_FACTOR",
     "CostSet",
     "OpCost",
     "Scale",
@@ -55,9 +54,8 @@ __all__ = [
     "metric_of",
 ]
 
-#: Colour steps of the cost scale, and the factor each covers (see :class:`Scale`).
+#: Colour steps of the cost scale (see :class:`Scale`).
 SCALE_STEPS = 7
-STEP_FACTOR = 10 ** 0.5
 
 
 @dataclass
@@ -291,7 +289,7 @@ class Scale:
     """A sequential colour scale over the costs of the boxes drawn, by value on a log scale.
 
     The most expensive box takes the hottest of :data:`SCALE_STEPS` steps, and each step
-    below covers a factor of :data:`STEP_FACTOR` (√10): an op ten times cheaper than another
+    below covers a factor of √10: an op ten times cheaper than another
     is two steps cooler, whatever else is drawn, and a value over 10^3 below the top shares
     the coolest step.  Colouring by rank made 7.65 µs look like 94.5 µs.  The viewer
     (``viewer/src/colors.js``) computes the same steps.

@@ -1042,7 +1042,7 @@ def _place(h: Hierarchy, kids: list[Member], moved: list[int], home: list[int],
                     continue
                 if j == home[i]:
                     at: Group | None = ops[v].parent  # type: ignore[assignment]
-                elif j in spots or home[j] != j:
+                elif home[j] != j:  # adopted too: counted where it goes, below
                     later.setdefault(i, []).append(j)
                     continue
                 elif top in gradients:

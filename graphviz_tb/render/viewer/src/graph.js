@@ -228,9 +228,9 @@ export class Graph {
   // Label lines of a collapsed member, as layout.leaf_size gives them.
   lines(i) {
     const label = this.label[i];
-    const cap = this.captions[i];
-    if (this.kind[i] > 0) return cap ? [label, cap] : [label];
-    if (cap) return [label, cap]; // a diff's note: "Tanh · was Relu"
+    const cap = this.captions[i]; // a group's, or an op's diff note ("Tanh · was Relu")
+    if (cap) return [label, cap];
+    if (this.kind[i] > 0) return [label];
     const op = this.opType(i);
     if (CONST_OPS.has(op) || op === label) return [label];
     return [label, op];
