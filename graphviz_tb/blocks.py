@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     #: One sort key per node (compared, and pushed on heaps: hashing alone is not enough).
     Keys: TypeAlias = Sequence[SupportsRichComparison]
 
-__all__ = ["ChildGraph", "blocks", "convex_chunks", "cyclic_parts", "has_sequence", "hull",
+__all__ = ["ChildGraph", "blocks", "convex_chunks", "cyclic_parts", "has_sequence",
            "label_groups", "segments", "strong_components", "topological_order"]
 
 #: Segments smaller than this (children) are joined with their neighbours in a run.
@@ -122,7 +122,12 @@ def convex_chunks(g: ChildGraph, key: Keys, size: int) -> list[list[int]]:
     chunks still form no loop; a part larger than ``size`` is a chunk of its own.  No chunk
     but a lone one holds less than a quarter of ``size``.
     """
-    order = _kahn(g, key)
+    # Ranks for keys: the heap then compares numbers, not name tuples, and pops the same
+    # order (the sort is stable, so equal keys keep their node order, as the heap's ties).
+    rank = [0] * g.n
+    for r, i in enumerate(sorted(range(g.n), key=key.__getitem__)):
+        rank[i] = r
+    order = _kahn(g, rank)
     if len(order) == g.n:  # no cycle (the usual case): every part is one node
         return _no_slivers([order[i:i + size] for i in range(0, g.n, size)] or [[]], size)
     part_of = strong_components(g)
@@ -220,14 +225,6 @@ def strong_components(g: ChildGraph) -> list[int]:
                         break
                 found += 1
     return component
-
-
-def hull(g: ChildGraph, members: set[int]) -> set[int]:
-    """The smallest convex set holding ``members``: them, and every node on a path from one
-    of them to another."""
-    after: set[int] = reachable(members, g.succ)
-    before: set[int] = reachable(members, g.pred)
-    return (after & before) | members
 
 
 def segments(g: ChildGraph, big: int = 40) -> list[int]:

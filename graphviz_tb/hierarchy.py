@@ -26,7 +26,6 @@ from .blocks import (
     convex_chunks,
     cyclic_parts,
     has_sequence,
-    hull,
     label_groups,
     strong_components,
     topological_order,
@@ -1139,12 +1138,13 @@ class Meetings:
         inside = {id(g) for g in made}
         kept: list[int] = []
         into: dict[Group, list[int]] = {}
-        ops, pairs = h.ops, self.pairs
+        ops, pairs, children = h.ops, self.pairs, group._children
+        slot = _child_slots(group, children)
         for i in self.at.get(group, ()):
             u, v = pairs[i]
-            a = _child_of(group, ops[u])
-            if id(a) in inside and a is _child_of(group, ops[v]):
-                into.setdefault(a, []).append(i)  # type: ignore[arg-type]
+            a = slot(ops[u])
+            if id(children[a]) in inside and a == slot(ops[v]):
+                into.setdefault(children[a], []).append(i)  # type: ignore[arg-type]
             else:
                 kept.append(i)
         self.at[group] = kept
@@ -1172,13 +1172,32 @@ def _local_graph(h: Hierarchy, group: Group, meet: Meetings
     """The group's children as a DAG (see :class:`~graphviz_tb.blocks.ChildGraph`), from the
     edges meeting in it: O(those edges × nesting), not O(everything below)."""
     children = group._children
-    index = {id(c): i for i, c in enumerate(children)}
+    slot = _child_slots(group, children)
     ops, pairs, closing = h.ops, meet.pairs, meet.closing
-    edges = {(index[id(_child_of(group, ops[pairs[i][0]]))],
-              index[id(_child_of(group, ops[pairs[i][1]]))])
+    edges = {(slot(ops[pairs[i][0]]), slot(ops[pairs[i][1]]))
              for i in meet.of(group) if i not in closing}
     graph = ChildGraph(len(children), sorted(e for e in edges if e[0] != e[1]))
     return graph, children
+
+
+def _child_slots(group: Group, children: list[Member]) -> Callable[[Member], int]:
+    """A function from a member below ``group`` to the index of the child holding it.
+
+    Remembered per parent group, so each group below is climbed from once, not once per edge
+    (a flat optimizer group's 40,000 ops share a few hundred parents)."""
+    index = {id(c): i for i, c in enumerate(children)}
+    above: dict[int, int] = {}
+
+    def slot(m: Member) -> int:
+        p = m.parent
+        if p is group:
+            return index[id(m)]
+        found = above.get(id(p))
+        if found is None:
+            found = above[id(p)] = index[id(_child_of(group, p))]  # type: ignore[arg-type]
+        return found
+
+    return slot
 
 
 def _where(children: list[Member]) -> dict[str, int]:
@@ -1192,10 +1211,10 @@ def _where(children: list[Member]) -> dict[str, int]:
     return where
 
 
-def _flow_ends(h: Hierarchy, group: Group, children: list[Member]
-               ) -> tuple[set[int], set[int]]:
+def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
+               parameter: dict[tuple[str, int], bool]) -> tuple[set[int], set[int]]:
     """Which children take data from outside the group (or hold a data source), and which
-    feed data out of it."""
+    feed data out of it.  ``parameter`` remembers :func:`_is_parameter` across groups."""
     graph = h.model.g
     nodes, succ, pred = graph._node, graph._succ, graph._pred
     if group is h.root:
@@ -1207,8 +1226,9 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member]
     where = _where(children)
     data_in: set[int] = set()
     data_out: set[int] = set()
-    parameter: dict[tuple[str, int], bool] = {}
     for u, i in where.items():
+        if i in data_in and i in data_out:
+            continue  # settled: the rest of this child's ops can tell nothing more
         if i not in data_in and nodes[u]["op"] in _DATA_SOURCE_OPS \
                 and not _is_parameter(h, u, 0):
             data_in.add(i)
@@ -1249,7 +1269,7 @@ def _is_parameter(h: Hierarchy, op: str, output: int) -> bool:
 _HULL_SHARE = 0.25
 
 
-def _repair_convexity(h: Hierarchy, meet: Meetings) -> None:
+def _repair_convexity(h: Hierarchy, meet: Meetings) -> LocalGraphs:
     """Make every prefix group and op series convex, or give it up.
 
     Contract a group's invented children; each one on a cycle of the result first tries to
@@ -1257,13 +1277,14 @@ def _repair_convexity(h: Hierarchy, meet: Meetings) -> None:
     ConvNeXt's blocks, outside their ``stage_0`` names), when that is only a few ops of plain
     children; otherwise, or if it is still on a cycle, it is dissolved (its members move up).
     Until none is on a cycle (see :mod:`graphviz_tb.blocks`).  The user's own scopes stay as
-    they are.
+    they are.  Returns the DAG of each group it looked at, for :func:`_find_blocks`.
     """
     # Only parents of invented groups have anything to repair; parents first (a dissolved
     # group's invented children become its parent's).
     parents = sorted({g.parent for g in h.groups.values()
                       if g.kind in INVENTED and g.parent is not None},
                      key=lambda g: (g.depth, g.name))
+    seen: LocalGraphs = {}
     for g in parents:
         extended: set[Group] = set()
         while True:
@@ -1273,12 +1294,17 @@ def _repair_convexity(h: Hierarchy, meet: Meetings) -> None:
             if all(p < 0 for p in part):
                 break
             graph = _local_graph(h, g, meet)[0]
-            bad = cyclic_parts(graph, part)
+            # Each invented child is a part of its own, so the parts on a cycle are the
+            # children in a strongly connected component of more than one.
+            cycles = _cycles(strong_components(graph))
+            bad = {i for i, p in enumerate(part) if p >= 0 and i in cycles}
             if not bad:
+                seen[g] = graph, kids
                 break
             taken: set[int] = set()
             for i in sorted(bad, key=lambda i: kids[i].name):
-                extra = _extension(graph, kids, part, i) if kids[i] not in extended else None
+                extra = _extension(cycles[i], kids, part, i) \
+                    if kids[i] not in extended else None
                 if extra is not None and not extra & taken:
                     extended.add(kids[i])  # type: ignore[arg-type]
                     taken |= extra
@@ -1295,13 +1321,25 @@ def _repair_convexity(h: Hierarchy, meet: Meetings) -> None:
                     kept.append(c)
             g._children = kept
             meet.settle(h, g, list(extended))
+    return seen
 
 
-def _extension(graph: ChildGraph, kids: list[Member], part: list[int], i: int
+def _cycles(component: list[int]) -> dict[int, set[int]]:
+    """Each node on a directed cycle -> the nodes of its strongly connected component (shared
+    by them all).  A node's hull, every node on a path from it back to itself, is exactly
+    that component."""
+    members: dict[int, set[int]] = defaultdict(set)
+    for i, c in enumerate(component):
+        members[c].add(i)
+    return {i: m for m in members.values() if len(m) > 1 for i in m}
+
+
+def _extension(cycle: set[int], kids: list[Member], part: list[int], i: int
                ) -> set[int] | None:
-    """The children invented group ``kids[i]`` would take in to become convex, or None when
-    that means taking another invented group or more than a few ops."""
-    extra = hull(graph, {i}) - {i}
+    """The children invented group ``kids[i]`` would take in to become convex (the others on
+    its ``cycle``), or None when that means taking another invented group or more than a few
+    ops."""
+    extra = cycle - {i}
     if not extra or any(part[x] >= 0 for x in extra):
         return None
     ops = sum(_op_count(kids[x]) for x in extra)
@@ -1330,25 +1368,28 @@ def _dissolve(h: Hierarchy, g: Group) -> None:
 LocalGraphs = dict[Group, tuple[ChildGraph, list[Member]]]
 
 
-def _find_blocks(h: Hierarchy, meet: Meetings) -> LocalGraphs:
+def _find_blocks(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> LocalGraphs:
     """Cut every group whose names left it flat into blocks found from its dataflow (see
-    :mod:`graphviz_tb.blocks`).  Returns the DAGs of the groups too big for one layout that
-    it left as they were, for :func:`_sections` (100,000 children take a third of a second
-    to wire)."""
+    :mod:`graphviz_tb.blocks`); ``known`` holds DAGs :func:`_repair_convexity` made.
+    Returns the DAGs of the groups too big for one layout that it left as they were, for
+    :func:`_sections` (100,000 children take a third of a second to wire)."""
     signature_of = _Signatures()
-    uncut: LocalGraphs = {}
+    parameter: dict[tuple[str, int], bool] = {}
+    uncut = {g: dag for g, dag in known.items() if len(dag[1]) > SECTION_LIMIT}
     for group in list(h._raw_groups()):
         kids = group._children
         plain = sum(1 for c in kids if not (isinstance(c, Group) and c.kind in INVENTED))
         if plain < BLOCK_MIN_CHILDREN or group.kind in ("series", "section") \
                 or group in h.training:  # a block there would swallow the model's parts
             continue
-        graph, children = _local_graph(h, group, meet)
+        cached = known.get(group)
+        graph, children = cached if cached and cached[1] is kids else \
+            _local_graph(h, group, meet)
         if len(children) > SECTION_LIMIT:
             uncut[group] = graph, children
         if not has_sequence(graph):
             continue
-        graph.data_in, graph.data_out = _flow_ends(h, group, children)
+        graph.data_in, graph.data_out = _flow_ends(h, group, children, parameter)
         signature = [signature_of(c) for c in children]
         found = [b for b in blocks(graph, signature) if len(b) >= 2]
         if len(found) < 2:
@@ -1387,6 +1428,12 @@ class _Signatures:
         of, crc = self._of, self._type
         found = of.get(m)
         if found is not None:
+            return found
+        if isinstance(m, OpNode):  # most children of a flat group: no walk to set up
+            t = crc.get(m.op)
+            if t is None:
+                t = crc[m.op] = zlib.crc32(m.op.encode())
+            found = of[m] = (1, t)
             return found
         stack: list[tuple[Member, bool]] = [(m, False)]
         while stack:
@@ -1440,8 +1487,9 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None, *,
     if options.series:
         _op_series(h, options.series_min)
     meet = h.meetings()
-    _repair_convexity(h, meet)
-    known = _find_blocks(h, meet) if options.blocks else {}
+    known = _repair_convexity(h, meet)
+    if options.blocks:
+        known = _find_blocks(h, meet, known)
     _sections(h, meet, known)
     _finish(h)
     return h
