@@ -11,8 +11,11 @@ SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved
 
 # The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), built
 # from npm packages pinned in package-lock.json; build products, never committed.
-VIEWER     := graphviz_tb/render/viewer/bundle.js graphviz_tb/render/viewer/layout-worker.js.gz
-VIEWER_SRC := $(wildcard graphviz_tb/render/viewer/src/*.js) scripts/build-viewer.mjs
+VIEWER     := graphviz_tb/draw/viewer/bundle.js graphviz_tb/draw/viewer/layout-worker.js.gz
+# The viewer's sources: its own code (less what the build generates) and graphviz_tb/style.py,
+# the palette and sizes it shares with Python.
+VIEWER_SRC := $(filter-out %/style.gen.js,$(wildcard graphviz_tb/draw/viewer/src/*.js)) \
+              graphviz_tb/style.py scripts/build-viewer.mjs
 
 node_modules/.package-lock.json: package.json package-lock.json
 	@scripts/ensure-system.sh node:nodejs npm:npm

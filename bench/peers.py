@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 
 from timing import Timing
 
-from graphviz_tb.render.html import page_data
+from graphviz_tb.write.page import page_data
 
 __all__ = ["Browser", "HtmlResult", "measure_html", "measure_netron", "measure_tensorboard"]
 

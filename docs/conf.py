@@ -26,6 +26,7 @@ release = version = graphviz_tb.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
+    "sphinx.ext.graphviz",
     "graphviz_tb.sphinx",
     "tbgraph_docs",
 ]

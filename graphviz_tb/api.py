@@ -1,33 +1,33 @@
 """The Python API: ``load()`` anything that holds a graph, then ``.info()``, ``.render()``.
 
-This is the facade: it composes the pipeline's stages (readers, model, hierarchy and structure,
-view, layout, scene, writers) and caches what they make.  The CLI and the documentation plugins
-are thin layers over it.  Heavy modules (networkx, protobuf, the renderers) are imported inside
-functions so ``import graphviz_tb`` and ``tbgraph --help`` stay fast, and TensorFlow is
-imported only by the readers that need it.
+This is the facade: it calls the driver (:mod:`graphviz_tb.pipeline`), which runs the stages
+in order, and caches what they make.  The CLI, Jupyter and the documentation plugins are thin
+layers over it.  The driver, and with it every stage (protobuf, the layout, the writers), is
+imported inside functions, here only: that is the one lazy import boundary that keeps
+``import graphviz_tb`` and ``tbgraph --help`` fast.  TensorFlow is imported only by the readers
+and the shape inference that need it.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ._gc import paused_gc
-from .errors import GraphvizTbError, GraphvizTbWarning, InputError
-from .options import LoadOptions, RenderOptions
+from .errors import InputError
+from .jupyter import mimebundle
+from .options import LoadOptions, RenderOptions, format_for
 
 if TYPE_CHECKING:
-    from .costs import CostSet, StepCosts
-    from .hierarchy import Hierarchy
-    from .inference import ShapeReport
-    from .model import GraphModel
-    from .readers.base import Discovery, GraphSource
-    from .resources import Cost
+    from .group.tree import Hierarchy
+    from .model.budget import Cost
+    from .model.costs import CostSet
+    from .model.graph import GraphModel
+    from .model.inference import ShapeReport
+    from .read.base import Discovery, GraphSource
 
-__all__ = ["Diff", "Graph", "diff", "load"]
+__all__ = ["Diff", "Graph", "describe_engine", "diff", "format_info", "load"]
 
 
 class Graph:
@@ -36,12 +36,12 @@ class Graph:
     Attributes
     ----------
     model:
-        The op graph (:class:`graphviz_tb.model.GraphModel`; its ``graph`` is a networkx
+        The op graph (:class:`graphviz_tb.model.graph.GraphModel`; its ``graph`` is a networkx
         MultiDiGraph).
     discovery:
         Every graph the input holds; ``index`` says which one this is.
     cost:
-        What the graph holds that costs memory (see :mod:`graphviz_tb.resources`); each
+        What the graph holds that costs memory (see :mod:`graphviz_tb.model.budget`); each
         render is checked against it first.
     """
 
@@ -70,21 +70,15 @@ class Graph:
         return base if len(self.discovery.graphs) == 1 else f"{base} · {self.source.name}"
 
     def hierarchy(self, options: RenderOptions | None = None) -> Hierarchy:
-        """The scope tree for these options (cached per grouping option).
-
-        Numbered series are folded as each group's children are first read, so a default
-        view of a large graph never pays for scopes it does not draw; ``settle()`` the
-        result to fold every level at once.
-        """
-        # Stages are imported when first used: `import graphviz_tb` stays cheap.
-        from .structure import structured_hierarchy
+        """The scope tree for these options (cached per grouping option), settled whole."""
+        from .pipeline import group  # the driver: imported when a graph is drawn
 
         options = options or RenderOptions()
         if options.infer_shapes or options.input_shapes:
             self.infer_shapes(options.input_shapes)
         key = (options.series, options.prefix_groups, options.series_min, options.blocks)
         if key not in self._hierarchies:
-            self._hierarchies[key] = structured_hierarchy(self.model, options)
+            self._hierarchies[key] = group(self.model, options)
         return self._hierarchies[key]
 
     def infer_shapes(
@@ -107,7 +101,7 @@ class Graph:
         graphviz_tb.InputError
             A pinned name is not a placeholder, or TensorFlow cannot import the graph.
         """
-        from .inference import infer_shapes  # imported when used: it is large
+        from .pipeline import infer_shapes  # the driver, as above
 
         items = input_shapes.items() if isinstance(input_shapes, Mapping) else input_shapes
         pins = tuple((name, tuple(dims)) for name, dims in items)
@@ -133,34 +127,18 @@ class Graph:
         graphviz_tb.InputError
             The chosen step cannot be read (or needs the ``[profile]`` extra).
         """
-        # Imported when used, as every stage.
-        from .costs import CostSet, attach
-        from .readers import select_costs
+        from .pipeline import recorded_costs  # the driver, as above
 
         if every_step not in self._costs:
-            sources, chosen = select_costs(self.discovery, self.source,
-                                           self.load_options.run_metadata)
-            steps: list[StepCosts] = []
-            for index, source in enumerate(sources):
-                if index != chosen and not every_step:
-                    continue
-                try:
-                    record = source.load()
-                except GraphvizTbError as exc:
-                    if index == chosen:
-                        raise
-                    warnings.warn(str(exc), GraphvizTbWarning, stacklevel=2)
-                    continue
-                if index == chosen:
-                    chosen = len(steps)
-                steps.append(attach(self.model, source, record))
-            self._costs[every_step] = CostSet(tuple(steps), chosen) if steps else None
+            self._costs[every_step] = recorded_costs(
+                self.discovery, self.source, self.model, self.load_options.run_metadata,
+                every_step=every_step)
         return self._costs[every_step]
 
     def _render_costs(self, options: RenderOptions, fmt: str) -> CostSet | None:
         """The costs a render needs: every step for the viewer, the chosen one for a static
         picture coloured by cost, none otherwise; a clear error when a cost mode has none."""
-        from .costs import metric_of  # imported when used, as every stage
+        from .pipeline import metric_of  # the driver, as above
 
         metric = metric_of(options.color_by)
         if fmt != "html" and metric is None:
@@ -187,7 +165,7 @@ class Graph:
 
     def info(self) -> dict[str, Any]:
         """A JSON-ready summary: source kind, graphs found, exact op and edge counts, groups."""
-        from .info import graph_info  # imported when used, as every stage here
+        from .pipeline import graph_info  # the driver, as above
 
         return graph_info(self.model, self.discovery, self.index, self.count_nodes)
 
@@ -223,10 +201,44 @@ class Graph:
         >>> [i["text"] for i in row["inputs"]], row["outputs"][0]["text"]  # doctest: +SKIP
         (['float32 ?×3136', 'float32 3136×1024'], 'float32 ?×1024')
         """
-        from .shape_report import row_json, shape_rows  # imported when used
+        from .pipeline import row_json, shape_rows  # the driver, as above
 
         return [row_json(row) for row in shape_rows(self.model, patterns=patterns,
                                                     changes=changes)]
+
+    def shape_table(self, patterns: Sequence[str] = (), *,
+                    changes: bool = False) -> tuple[list[str], bool]:
+        """:meth:`shapes` as the lines of ``tbgraph shapes``'s table, and whether any op
+        but a constant or a placeholder has a fully known output shape (when none has, the
+        file records few shapes: ``--infer-shapes`` asks TensorFlow)."""
+        from .pipeline import shape_rows, table_lines  # the driver, as above
+
+        rows = shape_rows(self.model, patterns=patterns, changes=changes)
+        recorded = any(o.known_shape for r in rows for o in r.outputs
+                       if r.op not in ("Const", "Placeholder"))
+        return (table_lines(rows) if rows else []), recorded
+
+    def trace(self, node: str, *, depth: int, outputs: bool = False) -> list[str]:
+        """The tree of ``node``'s inputs (or ``outputs``), ``depth`` levels deep, with shapes:
+        the lines of ``tbgraph trace``."""
+        from .pipeline import resolve_node, trace_lines  # the driver, as above
+
+        return trace_lines(self.model, resolve_node(self.model, node), depth=depth,
+                           outputs=outputs)
+
+    def shape_failures(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """Where the last :meth:`infer_shapes` failed, as lines for a terminal and as JSON
+        (each failed op, its message and the shapes it was given); empty when it did not."""
+        from .pipeline import failure_lines, shape_text  # the driver, as above
+
+        report = self.shape_report
+        if report is None or report.ok:
+            return [], []
+        found = [{"node": f.node, "op": f.op, "function": f.function, "message": f.message,
+                  "inputs": [{"slot": e.slot, "node": e.src, "output": e.src_output,
+                              "kind": e.kind, "text": shape_text(e.tensor)} for e in f.inputs]}
+                 for f in report.failures]
+        return failure_lines(self.model, report), found
 
     def render(
         self,
@@ -267,8 +279,7 @@ class Graph:
         >>> svg.startswith("<?xml"), page.startswith("<!DOCTYPE html>")  # doctest: +SKIP
         (True, True)
         """
-        from .render import format_for, render_bytes, write_output  # imported when used
-        from .resources import check_render  # as above
+        from .pipeline import check_render, render_bytes, write_output  # the driver
 
         options = replace(options or RenderOptions(), **kwargs) if kwargs else (
             options or RenderOptions())
@@ -297,22 +308,25 @@ class Graph:
 
     def _sibling(self, index: int, graph_def: Any) -> Graph:
         """Graph ``index`` of the same discovery, built from its (already parsed) GraphDef."""
-        from .functions import build_model  # imported when used, as every stage
+        from .pipeline import model_of  # the driver, as above
 
-        source = self.discovery.graphs[index]
-        model = build_model(graph_def, source=source, options=self.load_options,
-                            kind=source.kind, where=f"{self.discovery.path} ({source.name})")
+        model = model_of(self.discovery, index, graph_def, self.load_options)
         return Graph(model, self.discovery, index, self.load_options)
 
     def _logdir_page(self, indices: list[int], options: RenderOptions,
                      progress: Callable[[int, int], None] | None) -> bytes:
         """Every graph of ``indices`` in one viewer page; a graph logged by several runs (or
         several times) is embedded once, with the recorded costs of each of its runs."""
-        import hashlib  # imported when used, as every stage
+        import hashlib  # imported when used: a page of several graphs is rare
 
-        from .costs import CostSet  # as above
-        from .render.html import EmbeddedGraph, PageEntry, render_pages  # as above
-        from .resources import check_page, graph_cost  # as above
+        from .pipeline import (  # the driver, as above
+            CostSet,
+            EmbeddedGraph,
+            PageEntry,
+            check_page,
+            graph_cost,
+            render_pages,
+        )
 
         read = []
         for index in indices:
@@ -370,15 +384,12 @@ class Graph:
                           exclude: Container[str] | None = None) -> dict[str, str]:
         """Jupyter's display hook: SVG, or the interactive viewer after
         ``graphviz_tb.set_display("html")`` (see :mod:`graphviz_tb.jupyter`)."""
-        from .jupyter import mimebundle  # imported when a notebook asks
-
         return mimebundle(self, include, exclude)
 
     def __repr__(self) -> str:
         return f"<graphviz_tb.Graph {self.name!r}: {self.model.top_level_nodes:,} nodes>"
 
 
-@paused_gc
 def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Graph:
     """Read a graph from a path or a live TensorFlow object.
 
@@ -403,56 +414,31 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     >>> g = graphviz_tb.load("samples/mnist_tf1.pb")  # doctest: +SKIP
     >>> g.info()["nodes"]  # doctest: +SKIP
     """
-    # The readers and the model (protobuf) are imported when a graph is loaded.
-    from .functions import build_model
-    from .readers import discover, discover_object, select
-    from .resources import check_load, graph_cost
+    from .pipeline import read_graph  # the driver, as above
 
     if options is None:
         options = LoadOptions(**kwargs)
     elif kwargs:
         options = replace(options, **kwargs)
-    try:
-        if isinstance(source, (str, os.PathLike)):
-            discovery = discover(source, options)
-        else:
-            discovery = discover_object(source, options)
-        chosen = select(discovery, options)
-        index = discovery.graphs.index(chosen)
-        graph_def = chosen.load()
-    except RecursionError:
-        # JSON, protobuf text format and Keras configs are parsed recursively; only input
-        # nested thousands deep (no real model is) gets here, from whichever reader read it.
-        what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the object"
-        raise InputError(f"{what} is nested too deeply to read (thousands of levels of "
-                         "brackets or messages); it is malformed or not a model") from None
-    where = (f"{discovery.path} ({chosen.name})" if len(discovery.graphs) > 1
-             else str(discovery.path))
-    # Before the model is built: a graph too large for the machine gets one line, not a
-    # kill by the kernel halfway through.
-    names = [node.name for node in graph_def.node]  # read once, for both
-    cost = graph_cost(graph_def, options, names)
-    check_load(cost, where)
-    model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
-                        where=where, names=names)
+    model, discovery, index, cost = read_graph(source, options)
     return Graph(model, discovery, index, options, cost)
 
 
 class Diff:
-    """What changed between two loaded graphs (see :mod:`graphviz_tb.graphdiff`).
+    """What changed between two loaded graphs (see :mod:`graphviz_tb.model.diff`).
 
     Attributes
     ----------
     result:
         The match and the classes: ``added``, ``removed``, ``changed``, ``renamed`` ops and
-        ``edges_added``/``edges_removed`` (a :class:`graphviz_tb.graphdiff.GraphDiff`).
+        ``edges_added``/``edges_removed`` (a :class:`graphviz_tb.model.diff.GraphDiff`).
     graph:
         One :class:`Graph` holding both versions, each op and edge marked with what happened
         to it: what :meth:`render` draws.
     """
 
     def __init__(self, old: Graph, new: Graph) -> None:
-        from .graphdiff import diff_models  # imported when used, as every stage here
+        from .pipeline import diff_models  # the driver, as above
 
         self.old, self.new = old, new
         self.result = diff_models(old.model, new.model)
@@ -469,20 +455,9 @@ class Diff:
 
     def groups(self, options: RenderOptions | None = None) -> list[dict[str, Any]]:
         """Every scope and function body holding a change, with its counts, by name."""
-        # imported when used, as every stage here, so the facade stays light
-        from .hierarchy import Group
-        from .view import DiffTally
+        from .pipeline import diff_groups  # the driver, as above
 
-        h = self.graph.hierarchy(options or RenderOptions(color_by="diff"))
-        tally = DiffTally(h)
-        out = []
-        for g in h.all_groups():
-            if isinstance(g, Group) and g.kind in ("scope", "function"):
-                counts = tally(g)
-                if counts["added"] + counts["removed"] + counts["changed"]:
-                    out.append({"name": g.name, "added": counts["added"],
-                                "removed": counts["removed"], "changed": counts["changed"]})
-        return sorted(out, key=lambda row: row["name"])
+        return diff_groups(self.graph.hierarchy(options or RenderOptions(color_by="diff")))
 
     def to_json(self) -> dict[str, Any]:
         """Every change, with both names: the JSON of ``tbgraph diff --json``."""
@@ -514,3 +489,18 @@ def diff(old: Any, new: Any, options: LoadOptions | None = None, **kwargs: Any) 
     """
     graphs = [g if isinstance(g, Graph) else load(g, options, **kwargs) for g in (old, new)]
     return Diff(*graphs)
+
+
+def format_info(info: dict[str, Any]) -> str:
+    """:meth:`Graph.info` as the text ``tbgraph info`` prints."""
+    from .pipeline import format_info as text  # the driver, as above
+
+    return text(info)
+
+
+def describe_engine() -> dict[str, object]:
+    """The Graphviz engine a render would use (its name, version and where it runs), or
+    ``name: None`` and why there is none."""
+    from .pipeline import describe_engine as described  # the driver, as above
+
+    return described()

@@ -6,15 +6,38 @@ pure function of (input, options) and its output is byte-identical for the same 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["COLOR_BY", "COST_MODES", "RANKDIRS", "LoadOptions", "RenderOptions",
-           "parse_input_shape"]
+from .errors import GraphvizTbError
+
+__all__ = ["COLOR_BY", "COST_MODES", "FORMATS", "RANKDIRS", "LoadOptions", "RenderOptions",
+           "format_for", "parse_input_shape"]
 
 RANKDIRS = ("BT", "TB", "LR", "RL")
 #: Colourings by what ops cost when they ran (run metadata or a profiler capture).
 COST_MODES = ("compute-time", "memory")
 COLOR_BY = ("structure", "op", "device", "dtype", *COST_MODES, "diff", "none")
+#: The output formats, each named by a file's extension.
+FORMATS = ("svg", "png", "pdf", "dot", "html")
+
+
+def format_for(path: str | os.PathLike[str] | None, fmt: str | None) -> str:
+    """The output format: ``fmt`` if given, else the extension of ``path``, else SVG."""
+    if fmt:
+        fmt = fmt.lower().lstrip(".")
+    elif path is not None:
+        fmt = Path(path).suffix.lower().lstrip(".") or "svg"
+        if fmt == "htm":
+            fmt = "html"
+        elif fmt == "gv":
+            fmt = "dot"
+    else:
+        fmt = "svg"
+    if fmt not in FORMATS:
+        raise GraphvizTbError(f"unknown output format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    return fmt
 
 
 @dataclass(frozen=True)

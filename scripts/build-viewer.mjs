@@ -1,24 +1,29 @@
-// Bundle the HTML viewer (graphviz_tb/render/viewer/src) with its npm dependencies into two
-// build products, both inlined by graphviz_tb/render/html.py into every page and never
+// Bundle the HTML viewer (graphviz_tb/draw/viewer/src) with its npm dependencies into two
+// build products, both inlined by graphviz_tb/write/page.py into every page and never
 // committed (see .gitignore):
 //
-// * graphviz_tb/render/viewer/bundle.js: the viewer itself (no Graphviz in it);
-// * graphviz_tb/render/viewer/layout-worker.js.gz: Graphviz (WebAssembly) and its message loop,
+// * graphviz_tb/draw/viewer/bundle.js: the viewer itself (no Graphviz in it);
+// * graphviz_tb/draw/viewer/layout-worker.js.gz: Graphviz (WebAssembly) and its message loop,
 //   to run in a Web Worker, gzipped.  The page carries it base64-encoded as inert data and
 //   decompresses it with DecompressionStream only when a layout is first needed.
 //
 // Both are deterministic: the same sources give the same bytes (gzip at a fixed level, with no
 // timestamp and a fixed operating-system byte in its header).
 //
+// First it writes graphviz_tb/draw/viewer/src/style.gen.js (also ignored by git): the palette,
+// cost-scale steps and layout sizes the viewer shares with Python, printed by
+// `$PYTHON graphviz_tb/style.py` (PYTHON defaults to python3), so they have one source.
+//
 // Usage: node scripts/build-viewer.mjs [--dev]   (run `npm ci` first; `make viewer` does both)
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { constants, gzipSync } from "node:zlib";
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const viewer = path.join(root, "graphviz_tb", "render", "viewer");
+const viewer = path.join(root, "graphviz_tb", "draw", "viewer");
 const dev = process.argv.includes("--dev");
 const BUNDLE = path.join(viewer, "bundle.js");
 const WORKER = path.join(viewer, "layout-worker.js.gz");
@@ -46,6 +51,25 @@ function fail(message) {
 }
 
 const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
+
+// 0. What the viewer shares with Python (graphviz_tb/style.py), as a JavaScript module.  It is
+// rewritten only when it changes, so its time stamp says when the style last did.
+const STYLE = path.join(viewer, "src", "style.gen.js");
+const python = process.env.PYTHON || "python3";
+const styleRun = spawnSync(python, [path.join("graphviz_tb", "style.py")], {
+  cwd: root, encoding: "utf8", maxBuffer: 1 << 20,
+});
+if (styleRun.error || styleRun.status !== 0) {
+  const why = styleRun.error ? styleRun.error.message
+    : (styleRun.stderr || "").trim().split("\n").pop() || `exit status ${styleRun.status}`;
+  fail(`could not write the viewer's style: ${python} graphviz_tb/style.py failed (${why}); ` +
+    "set PYTHON to a Python 3 interpreter");
+}
+if (!/^export const STYLE = \{.*\};\r?$/m.test(styleRun.stdout)) {
+  fail(`${python} graphviz_tb/style.py printed no "export const STYLE = {...};" line`);
+}
+const oldStyle = await readFile(STYLE, "utf8").catch(() => null);
+if (oldStyle !== styleRun.stdout) await writeFile(STYLE, styleRun.stdout);
 
 // 1. Graphviz and its message loop, to run in a Web Worker: bundled, then gzipped.
 const worker = await build({

@@ -1,13 +1,14 @@
 """The wheel build hook: the HTML viewer is built before the package is, or the build fails.
 
-The viewer (``graphviz_tb/render/viewer/bundle.js`` and ``layout-worker.js.gz``) is made from
+The viewer (``graphviz_tb/draw/viewer/bundle.js`` and ``layout-worker.js.gz``) is made from
 npm packages pinned in ``package-lock.json`` by ``scripts/build-viewer.mjs``.  It is a build
 product, never committed, so a wheel built from a clone, a git URL or the sdist has to make it:
 
 * when the two files are there and newer than every source (``make viewer`` ran), they are
   used as they are;
 * otherwise Node.js builds them: ``npm ci`` first when there is no ``node_modules`` (an
-  existing one is the developer's, and is never reinstalled from here), then the bundler;
+  existing one is the developer's, and is never reinstalled from here), then the bundler,
+  which runs ``graphviz_tb/style.py`` with this Python for the style shared with the viewer;
 * without Node.js the build stops with one message saying what to install.  It never makes a
   wheel whose ``tbgraph render -o x.html`` fails later.
 
@@ -17,19 +18,22 @@ A finished wheel is opened and checked to hold both files.  Hatchling runs this 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any, NoReturn
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-VIEWER = "graphviz_tb/render/viewer"
+VIEWER = "graphviz_tb/draw/viewer"
 #: What the bundler makes, relative to the project root.
 PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz")
 #: What it makes them from.
-SOURCES = ("package.json", "package-lock.json", "scripts/build-viewer.mjs", f"{VIEWER}/src")
+SOURCES = ("package.json", "package-lock.json", "scripts/build-viewer.mjs", f"{VIEWER}/src",
+           "graphviz_tb/style.py")
 
 
 def fail(message: str) -> NoReturn:
@@ -47,8 +51,9 @@ def stale(root: Path) -> bool:
     return max(f.stat().st_mtime for f in sources) > min(p.stat().st_mtime for p in products)
 
 
-def _run(argv: list[str], root: Path) -> None:
-    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
+def _run(argv: list[str], root: Path, env: dict[str, str] | None = None) -> None:
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False,
+                          env=None if env is None else {**os.environ, **env})
     if proc.returncode != 0:
         tail = " ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
         fail(f"building the HTML viewer failed: {' '.join(argv[:2])} exited "
@@ -65,7 +70,9 @@ def build_viewer(root: Path) -> None:
              "install node), or install the built wheel (pip install graphviz_tb)")
     if not (root / "node_modules").exists():
         _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], root)
-    _run([node, "scripts/build-viewer.mjs"], root)
+    # The bundler runs graphviz_tb/style.py for the style the viewer shares with Python: with
+    # this interpreter, the one building the package (python3 may not be on PATH).
+    _run([node, "scripts/build-viewer.mjs"], root, env={"PYTHON": sys.executable})
     missing = [p for p in PRODUCTS if not (root / p).is_file()]
     if missing:
         fail(f"the viewer build made no {', '.join(missing)}")

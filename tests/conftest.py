@@ -20,8 +20,8 @@ import pytest
 from hostile_inputs import browser_session
 from picture import ORACLE_TALLY
 
-from graphviz_tb import engine, layout
 from graphviz_tb.errors import GraphvizTbError
+from graphviz_tb.layout import dot_layout, engine
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 #: The Graphviz engines (``TBGRAPH_ENGINE``) and the name each reports: Graphviz's own
@@ -66,7 +66,7 @@ def graphviz_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
             pytest.fail(f"the {request.param} engine is missing in CI: {exc}")
         pytest.skip(f"the {request.param} engine is not installed: {exc}")
     assert name == ENGINES[request.param]
-    monkeypatch.setattr(layout, "_cache", _LAYOUT_CACHES.setdefault(request.param, {}))
+    monkeypatch.setattr(dot_layout, "_cache", _LAYOUT_CACHES.setdefault(request.param, {}))
     yield name
     engine.current.cache_clear()  # the next test chooses afresh, from the restored variable
 

@@ -41,9 +41,9 @@ from typing import Any
 
 import networkx as nx
 
-from graphviz_tb.hierarchy import Group, Hierarchy, Member, OpNode
-from graphviz_tb.model import CONTROL, DATA, REF
-from graphviz_tb.shapes import format_shape
+from graphviz_tb.group.tree import Group, Hierarchy, Member, OpNode
+from graphviz_tb.model.graph import CONTROL, DATA, REF
+from graphviz_tb.model.shapes import format_shape
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
@@ -825,7 +825,6 @@ class StructureClasses:
     are small enough for that to be quick.  Independent of the renderer's templates."""
 
     def __init__(self, h: Hierarchy) -> None:
-        h.settle()
         groups = [g for g in h.groups.values() if _shown_as(g) is g]
         buckets: dict[tuple, list[Group]] = defaultdict(list)
         graphs: dict[Group, nx.Graph] = {}

@@ -50,7 +50,7 @@ def _copy_with(root: Path, code: str) -> Path:
     shutil.copytree(PACKAGE, root / "graphviz_tb",
                     ignore=shutil.ignore_patterns("__pycache__", "viewer"))
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
-    hierarchy = root / "graphviz_tb" / "hierarchy.py"
+    hierarchy = root / "graphviz_tb" / "group" / "tree.py"
     hierarchy.write_text(hierarchy.read_text(encoding="utf-8") + code, encoding="utf-8")
     return root
 
@@ -64,7 +64,7 @@ def test_the_type_hints_agree_with_the_code(tmp_path: Path) -> None:
                                          "    return g.name\n")
     proc = _mypy(copy, tmp_path / "cache")
     assert proc.returncode != 0
-    assert "hierarchy.py" in proc.stdout and "Incompatible return value" in proc.stdout
+    assert "tree.py" in proc.stdout and "Incompatible return value" in proc.stdout
 
 
 def test_every_stage_imports_only_earlier_stages() -> None:
@@ -88,11 +88,12 @@ def test_a_backwards_import_breaks_the_contract(tmp_path: Path) -> None:
     """The contract is not vacuous: the hierarchy importing the layout (a later stage), even
     inside a function, is reported."""
     _copy_with(tmp_path, "\n\ndef _backwards() -> float:\n"
-                         "    from .layout import PT  # a later stage\n"
+                         "    from ..layout.groups import PT  # a later stage\n"
                          "    return PT\n")
     proc = _lint(tmp_path)
     assert proc.returncode != 0
-    assert "graphviz_tb.hierarchy is not allowed to import graphviz_tb.layout" in proc.stdout
+    assert "graphviz_tb.group is not allowed to import graphviz_tb.layout" in proc.stdout
+    assert "graphviz_tb.group.tree -> graphviz_tb.layout.groups" in proc.stdout
 
 
 def _modules() -> list[tuple[Path, ast.Module]]:
@@ -147,3 +148,81 @@ def test_every_import_inside_a_function_says_why() -> None:
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: "
                                  f"{lines[node.lineno - 1].strip()}")
     assert found == []
+
+
+#: The stages, in the order the driver runs them; each is a folder of the package.
+STAGES = ("read", "model", "group", "view", "layout", "draw", "write")
+
+
+def test_the_contract_reads_in_the_order_of_the_stages() -> None:
+    """The layers contract lists the stage folders latest first, each one a folder of the
+    package, with the driver above them all and the base modules below."""
+    contract = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = contract["tool"]["importlinter"]["contracts"][0]["layers"]
+    stages = [layer for layer in layers if layer in STAGES]
+    assert stages == list(reversed(STAGES))
+    assert all((PACKAGE / stage / "__init__.py").is_file() for stage in STAGES)
+    assert layers.index("pipeline") == layers.index(stages[0]) - 1
+    assert layers[-1] == "errors"
+
+
+def _package_imports_in_functions() -> list[tuple[str, str]]:
+    """(module file, module imported) for every import of our own package made inside a
+    function."""
+    found = []
+    for path, tree in _modules():
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+        package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    target = ".".join([*base, *([node.module] if node.module else [])])
+                    found.append((str(path.relative_to(REPO)), target))
+                elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                        "graphviz_tb"):
+                    found.append((str(path.relative_to(REPO)), node.module or ""))
+                elif isinstance(node, ast.Import):
+                    found.extend((str(path.relative_to(REPO)), a.name) for a in node.names
+                                 if a.name.startswith("graphviz_tb"))
+    return found
+
+
+def test_only_the_api_imports_the_driver_and_only_lazily() -> None:
+    """One lazy import boundary: the API imports the driver inside its functions, and no
+    other module of the package imports a module of the package inside a function, nor the
+    driver at all."""
+    lazy = _package_imports_in_functions()
+    assert lazy, "the API imports the driver when a graph is loaded"
+    assert {(path, target) for path, target in lazy} <= {
+        ("graphviz_tb/api.py", "graphviz_tb.pipeline")}
+    eager = [(path, node.lineno) for path, tree in _modules() for node in tree.body
+             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("pipeline")]
+    assert eager == []
+
+
+def test_importing_the_package_does_not_import_the_driver() -> None:
+    """``import graphviz_tb`` (and so ``tbgraph --help``) stays free of every stage."""
+    code = ("import sys, graphviz_tb, graphviz_tb.cli\n"
+            "print(sorted(m for m in sys.modules if m.startswith('graphviz_tb.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    loaded = set(ast.literal_eval(proc.stdout.strip()))
+    stages = {m for m in loaded if m.split(".")[1] in (*STAGES, "pipeline")}
+    assert stages == set(), stages
+
+
+#: No source file of ours is longer than this.
+MAX_LINES = 600
+
+
+def test_no_source_file_is_over_600_lines() -> None:
+    """Small files with one job each: every Python module and every viewer source (the
+    style module the build generates aside)."""
+    sources = [*PACKAGE.rglob("*.py"), *(PACKAGE / "draw" / "viewer" / "src").glob("*.js")]
+    assert len(sources) > 60
+    long = {str(p.relative_to(REPO)): n for p in sources if not p.name.endswith(".gen.js")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}

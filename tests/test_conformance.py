@@ -23,7 +23,7 @@ from google.protobuf import text_format
 from tensorboard.compat.proto import graph_pb2, meta_graph_pb2
 
 import graphviz_tb
-from graphviz_tb.render.html import page_data
+from graphviz_tb.write.page import page_data
 
 pytestmark = pytest.mark.dot
 

@@ -20,7 +20,7 @@ from svgparse import classes, fill_of, node_groups, parse
 import graphviz_tb
 from graphviz_tb.cli import main
 from graphviz_tb.options import RenderOptions
-from graphviz_tb.render.dot import COST_COLORS, NO_RECORD
+from graphviz_tb.style import COST_COLORS, NO_RECORD
 
 pytestmark = [pytest.mark.tensorflow, pytest.mark.dot]
 

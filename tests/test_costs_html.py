@@ -13,8 +13,7 @@ from svgparse import fill_of, node_groups, parse
 from test_html import Page, _bundle_or_fail
 
 import graphviz_tb
-from graphviz_tb.render.dot import COST_COLORS, NO_RECORD
-from graphviz_tb.structure import UNIQUE_COLOR
+from graphviz_tb.style import COST_COLORS, NO_RECORD, UNIQUE_COLOR
 
 pytestmark = [pytest.mark.browser, pytest.mark.tensorflow, pytest.mark.dot]
 

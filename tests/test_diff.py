@@ -19,7 +19,7 @@ from picture import check_picture, read_svg
 from svgparse import classes, fill_of, node_groups, parse, texts
 
 import graphviz_tb
-from graphviz_tb.render.dot import DIFF_COLORS
+from graphviz_tb.style import DIFF_COLORS
 
 pytestmark = [pytest.mark.tensorflow, pytest.mark.dot]
 

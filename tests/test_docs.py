@@ -20,7 +20,7 @@ import pytest
 from conftest import SAMPLES
 
 from graphviz_tb.cli import build_parser
-from graphviz_tb.render.dot import DIFF_COLORS
+from graphviz_tb.style import DIFF_COLORS
 
 pytestmark = [pytest.mark.docs, pytest.mark.dot, pytest.mark.tensorflow]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from graphviz_tb import engine
 from graphviz_tb.errors import ExecutableNotFound, GraphvizTbError
+from graphviz_tb.layout import engine
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from picture import Picture, read_svg
 
 import graphviz_tb
-from graphviz_tb.blocks import ChildGraph, blocks, cyclic_parts, segments
-from graphviz_tb.hierarchy import INVENTED, Group
+from graphviz_tb.group.partition import ChildGraph, blocks, cyclic_parts, segments
+from graphviz_tb.group.tree import INVENTED, Group
 from graphviz_tb.options import RenderOptions
 
 pytestmark = pytest.mark.dot
@@ -327,7 +327,6 @@ def test_every_invented_group_is_convex(dag: tuple[int, list[tuple[int, int]]],
                     input=inputs[i])
     graph = graphviz_tb.load(gd)
     h = graph.hierarchy(RenderOptions(series_min=2))
-    h.settle()
     model = h.model.graph
     for g in list(h.groups.values()):
         if g.kind not in INVENTED:

@@ -43,8 +43,8 @@ from hostile_inputs import (
 )
 
 import graphviz_tb
-from graphviz_tb.render import html as html_mod
-from graphviz_tb.render.dot import clean_text
+from graphviz_tb.draw import viewer_data as html_mod
+from graphviz_tb.draw.dot import clean_text
 
 pytestmark = pytest.mark.dot
 
@@ -404,7 +404,7 @@ def test_big_constant_html_data_is_small(runner: Runner) -> None:
 def test_deep_and_wide_scopes_draw_a_small_first_picture(runner: Runner, case: str) -> None:
     """The first picture opens groups by itself, but never thousands: scopes nested 3,000
     deep open a few levels only, and a scope of 20,000 children (in sections) stays closed."""
-    from graphviz_tb.view import AUTO_DEPTH
+    from graphviz_tb.view.opening import AUTO_DEPTH
 
     data = _written(runner.get(case, "svg")).read_bytes()
     groups = svg_titles(data, "group")
@@ -420,11 +420,13 @@ def test_deep_scopes_do_not_recurse(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     recursion limit) build, aggregate, template and lay out, fully expanded, in process."""
     import hostile_inputs
 
-    from graphviz_tb import engine
+    from graphviz_tb.draw.dot import scene_to_dot
+    from graphviz_tb.layout import engine
+    from graphviz_tb.layout.scene import build_scene
     from graphviz_tb.options import RenderOptions
-    from graphviz_tb.render.dot import scene_to_dot
-    from graphviz_tb.render.html import build_data
-    from graphviz_tb.scene import build_scene
+    from graphviz_tb.pipeline import render_html
+    from graphviz_tb.view.opening import choose_view
+    from graphviz_tb.write.page import page_data
 
     path = hostile_inputs.write_pb(tmp_path / "deep.pb", hostile_inputs.deep_scopes_graph())
     graph = graphviz_tb.load(str(path))
@@ -446,9 +448,9 @@ def test_deep_scopes_do_not_recurse(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(engine, "current", Origin)
     options = RenderOptions(expand_all=True)
-    scene = build_scene(h, options)
+    scene = build_scene(h, options, choose_view(h, options))
     doc = scene_to_dot(h, scene, options)
-    data = build_data(h, options)
+    data = page_data(render_html(h, options))
     assert len(scene.boxes) == 3001 + 3000  # ops and groups
     assert doc.text.count(" -> ") == 3000
     assert len(data["layouts"]) == 3001  # the root and every group, open
@@ -474,7 +476,7 @@ def test_write_failure_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.M
     """A write that fails half-way (disk full) raises our error, keeps the old file and
     removes its temp file."""
     from graphviz_tb.errors import GraphvizTbError
-    from graphviz_tb.render import write_output
+    from graphviz_tb.write.files import write_output
 
     target = tmp_path / "out.svg"
     target.write_text("old")

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 import graphviz_tb
+from graphviz_tb.draw import viewer_data as html_mod
 from graphviz_tb.errors import GraphvizTbError
-from graphviz_tb.render import html as html_mod
+from graphviz_tb.write.page import page_data
 
 pytestmark = pytest.mark.browser
 
@@ -239,7 +240,9 @@ def test_hostile_names_cannot_close_the_data_script(pages: dict[str, Path]) -> N
 
 
 def test_missing_bundle_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(html_mod, "VIEWER_DIR", tmp_path)
+    from graphviz_tb.write import page  # the page inlines the viewer's build
+
+    monkeypatch.setattr(page, "VIEWER_DIR", tmp_path)
     graph = graphviz_tb.load(str(MNIST))
     with pytest.raises(GraphvizTbError, match="make viewer"):
         graph.render(format="html")
@@ -247,13 +250,15 @@ def test_missing_bundle_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 def test_embedded_layout_matches_the_static_picture() -> None:
     """The page starts from the very layout the SVG output uses."""
+    from graphviz_tb.layout.scene import build_scene
     from graphviz_tb.options import RenderOptions
-    from graphviz_tb.scene import build_scene
+    from graphviz_tb.view.opening import choose_view
 
     graph = graphviz_tb.load(str(MNIST))
     options = RenderOptions(depth=2)
-    data = html_mod.build_data(graph.hierarchy(options), options)
-    scene = build_scene(graph.hierarchy(options), options)
+    data = page_data(graph.render(format="html", options=options))
+    h = graph.hierarchy(options)
+    scene = build_scene(h, options, choose_view(h, options))
     root = data["layouts"]["0"]
     assert (root["w"], root["h"]) == (pytest.approx(scene.width, abs=0.1),
                                       pytest.approx(scene.height, abs=0.1))
@@ -278,7 +283,7 @@ def _first_view(graph: graphviz_tb.Graph, **options: Any) -> set[str]:
     """Every box of the view Python chooses for ``options``: each open group and its
     members, down from the root."""
     from graphviz_tb.options import RenderOptions
-    from graphviz_tb.view import choose_view
+    from graphviz_tb.view.opening import choose_view
 
     h = graph.hierarchy()
     opened = choose_view(h, RenderOptions(**options)).expanded
@@ -558,10 +563,10 @@ def wide_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("wide") / "wide.html"
     # The hierarchy splits groups this wide into sections; without them, the page's own limit
     # is what stops the layout.
-    from graphviz_tb import hierarchy
+    from graphviz_tb.group import dataflow
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(hierarchy, "SECTION_LIMIT", 10_000)
+        mp.setattr(dataflow, "SECTION_LIMIT", 10_000)
         graphviz_tb.load(gd).render(path)
     return path
 
@@ -620,16 +625,16 @@ def test_keyboard_shortcuts(open_page: Any, pages: dict[str, Path]) -> None:
 def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Same DOT per group in the page as in the static render: the looks cannot drift."""
-    from graphviz_tb import layout
+    from graphviz_tb.layout import groups as layout
 
     asked: list[str] = []
-    real = layout._layout_all
+    real = layout.layout_all
 
     def spy(sources: list[str], progress: Any) -> list[dict]:
         asked.extend(sources)
         return real(sources, progress)
 
-    monkeypatch.setattr(layout, "_layout_all", spy)
+    monkeypatch.setattr(layout, "layout_all", spy)
     path = tmp_path / "depth2.html"
     graph = graphviz_tb.load(str(MNIST))
     graph.render(path, depth=2)
@@ -719,7 +724,7 @@ def test_trace_goes_through_a_call_argument_by_argument(open_page: Any, tmp_path
     # Only the wires followed light up: of the wires into the call, the traced argument's.
     from graphviz_tb.options import RenderOptions
 
-    data = html_mod.build_data(graph.hierarchy(), RenderOptions())
+    data = page_data(graph.render(format="html", options=RenderOptions()))
     names = _names(data)
     ends = zip(data["as"], data["ad"], strict=True)
     wires = {(names[s], names[d]): a for a, (s, d) in enumerate(ends)}

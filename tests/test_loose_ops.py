@@ -68,7 +68,7 @@ def test_slot_initialisers_join_the_optimizer_and_the_model_opens_first() -> Non
     h = graph.hierarchy()
     for i in range(4):
         assert h.ops[f"zeros_{i}" if i else "zeros"].parent is h.groups["adam"]
-    from graphviz_tb.view import auto_open
+    from graphviz_tb.view.opening import auto_open
 
     opened = {g.name for g in auto_open(h, 40)}
     assert "model" in opened

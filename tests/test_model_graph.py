@@ -1,7 +1,7 @@
 """The op graph without networkx: drawing does not import it, and what the stages read is what
 networkx itself would give.
 
-:class:`graphviz_tb.model.OpGraph` keeps networkx's own adjacency layout and answers the few
+:class:`graphviz_tb.model.graph.OpGraph` keeps networkx's own adjacency layout and answers the few
 networkx calls the stages make; ``GraphModel.graph`` is a real ``networkx.MultiDiGraph`` over
 the same dicts.  These tests hold the two to each other on graphs TensorFlow made, and the
 strongly connected components the hierarchy now finds itself to networkx's.
@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphviz_tb
-from graphviz_tb.blocks import ChildGraph, convex_chunks, cyclic_parts, strong_components
-from graphviz_tb.model import OpGraph
+from graphviz_tb.group.partition import ChildGraph, convex_chunks, cyclic_parts, strong_components
+from graphviz_tb.model.graph import OpGraph
 
 #: Graphs TensorFlow wrote: a TF1 training graph (while loops: back edges) and TF2 function
 #: graphs (bodies opened, call outputs rewired through remove_edges_from).

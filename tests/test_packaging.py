@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "mnist_tf1.pb"
-VIEWER = "graphviz_tb/render/viewer"
+VIEWER = "graphviz_tb/draw/viewer"
 PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz")
 
 

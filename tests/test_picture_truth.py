@@ -21,7 +21,7 @@ from picture import DOM_SCRIPT, Picture, check_picture, read_dom, read_svg, tall
 from svgparse import op_name
 
 import graphviz_tb
-from graphviz_tb import engine
+from graphviz_tb.layout import engine
 from graphviz_tb.options import RenderOptions
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -126,17 +126,17 @@ def test_every_format_draws_the_same_positioned_document(monkeypatch: pytest.Mon
     """SVG, PNG and PDF are drawn by Graphviz from one positioned DOT document, the very text
     ``.dot`` output writes; so the geometry checked in the SVG is the geometry of them all
     (with Graphviz's own programs: graphviz-pure draws no PDF)."""
-    from graphviz_tb.render import svg as svg_mod
+    from graphviz_tb import pipeline  # the driver hands the document to Graphviz
 
     graph = graphviz_tb.load(SAMPLES / "mnist_tf1.pb")
     seen: dict[str, str] = {}
-    real = svg_mod.run_neato
+    real = pipeline.run_neato
 
     def spy(doc: Any, fmt: str) -> bytes:
         seen[fmt] = doc.text
         return real(doc, fmt)
 
-    monkeypatch.setattr(svg_mod, "run_neato", spy)
+    monkeypatch.setattr(pipeline, "run_neato", spy)
     options = RenderOptions(depth=2)
     for fmt in ("svg", "png", "pdf"):
         graph.render(format=fmt, options=options)
@@ -236,7 +236,7 @@ def test_the_viewer_draws_true_pictures_through_expand_and_collapse(
     page = _open(browser, graph, tmp_path, options)
     try:
         checked = _check_dom(page, graph, options, "opening")
-        graph.hierarchy(options).settle()
+        graph.hierarchy(options)
         for step in steps:
             name = step[1:]
             if graph.hierarchy(options).groups.get(name) is None:
@@ -263,7 +263,6 @@ def test_the_viewer_draws_tensorflow_graphs_true(graphviz_engine: str, browser: 
     try:
         _check_dom(page, graph, options, "opening")
         h = graph.hierarchy(options)
-        h.settle()
         opened = [g.name for g in h.root.children if hasattr(g, "kind")][:1]
         deeper = [c.name for g in h.root.children if hasattr(g, "kind")
                   for c in g.children if hasattr(c, "kind")][:3]

@@ -41,13 +41,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import graphviz_tb
+from graphviz_tb.draw.dot import clean_text
 from graphviz_tb.errors import GraphvizTbError
-from graphviz_tb.functions import build_model
-from graphviz_tb.hierarchy import Group, OpNode, aggregate_edges
-from graphviz_tb.model import CONTROL, parse_input
+from graphviz_tb.group.build import build_hierarchy
+from graphviz_tb.group.tree import Group, OpNode, aggregate_edges
+from graphviz_tb.model.build import build_model
+from graphviz_tb.model.graph import CONTROL, parse_input
 from graphviz_tb.options import RenderOptions
-from graphviz_tb.render.dot import clean_text
-from graphviz_tb.structure import structured_hierarchy
 
 # --------------------------------------------------------------------------- strategies
 
@@ -169,7 +169,7 @@ def test_every_nodedef_and_every_input_is_accounted_for(gd: Any) -> None:
 @given(graph_defs(), st.booleans(), st.booleans())
 def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: bool) -> None:
     model = build_model(gd)
-    h = structured_hierarchy(model, RenderOptions(series=series, prefix_groups=prefix,
+    h = build_hierarchy(model, RenderOptions(series=series, prefix_groups=prefix,
                                                   series_min=2))
     members = list(h.root.walk())
     drawn = [m.name for m in members if isinstance(m, OpNode)]
@@ -183,7 +183,7 @@ def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: b
         for (a, b), agg in grp.edges.items():
             assert a.parent is grp and b.parent is grp
             assert agg.total == len(agg.edges)
-        assert grp.template is not None
+        assert h.templates.of(grp) is not None
     assert all(isinstance(g, Group) for g in h.groups.values())
 
 
@@ -194,7 +194,7 @@ def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool)
     group alone or the viewer aggregated every group in one pass."""
     model = build_model(gd)
     options = RenderOptions(series=series, series_min=2)
-    one, every = structured_hierarchy(model, options), structured_hierarchy(model, options)
+    one, every = build_hierarchy(model, options), build_hierarchy(model, options)
     aggregate_edges(every)
     for grp in every.all_groups():
         alone = one.lookup(grp.name) if grp.name else one.root
@@ -212,7 +212,7 @@ def test_names_starting_with_an_underscore_make_no_nameless_group() -> None:
     named ``""``, the root's own name, which ``lookup`` and the viewer took for the root (found
     by the test above, on hostile names)."""
     names = ["_", "_a", "_b"] + [f"op{i}" for i in range(12)]
-    h = structured_hierarchy(build_model(graph_def([node(n) for n in names])), RenderOptions())
+    h = build_hierarchy(build_model(graph_def([node(n) for n in names])), RenderOptions())
     assert "" not in h.groups
     assert all(g.name for g in h.groups.values())
     assert sorted(m.name for m in h.root.walk() if isinstance(m, OpNode)) == sorted(names)
@@ -228,20 +228,13 @@ _NESTED = graph_def(
 @settings(max_examples=150, deadline=None)
 @given(graph_defs(), st.randoms(use_true_random=False))
 @example(_NESTED, random.Random(0))
-def test_settling_in_any_order_gives_the_same_tree(gd: Any, rnd: Any) -> None:
-    """Scope series are made when a group is first read; whichever groups a picture reads
-    first, in whatever order, the tree and the template partition end up the same."""
+def test_the_tree_is_final_when_grouping_returns(gd: Any, rnd: Any) -> None:
+    """The group stage settles everything before a view opens a group: reading groups and
+    deciding templates in any order changes no member, no depth and no group, and two builds
+    give the same tree and the same template partition."""
     model = build_model(gd)
     options = RenderOptions(series_min=2)
-    eager, lazy = structured_hierarchy(model, options), structured_hierarchy(model, options)
-    eager.settle()
-    groups = list(lazy._raw_groups())  # the groups made before any settling
-    rnd.shuffle(groups)
-    for grp in groups:
-        if rnd.random() < 0.5:
-            assert grp.children is not None
-        else:
-            assert grp.template is not None
+    h, again = build_hierarchy(model, options), build_hierarchy(model, options)
 
     def tree(h: Any) -> list[tuple[str, str, int, bool]]:
         return [(m.name, m.parent.name, m.depth, isinstance(m, Group)) for m in h.root.walk()]
@@ -249,11 +242,20 @@ def test_settling_in_any_order_gives_the_same_tree(gd: Any, rnd: Any) -> None:
     def partition(h: Any) -> set[frozenset[str]]:
         by_template: dict[int, set[str]] = {}
         for grp in h.all_groups():
-            by_template.setdefault(grp.template, set()).add(grp.name)
+            by_template.setdefault(h.templates.of(grp), set()).add(grp.name)
         return {frozenset(names) for names in by_template.values()}
 
-    assert tree(lazy) == tree(eager)
-    assert partition(lazy) == partition(eager)
+    before, names = tree(h), set(h.groups)
+    groups = list(h.all_groups())
+    rnd.shuffle(groups)
+    for grp in groups:
+        if rnd.random() < 0.5:
+            assert grp.edges is not None
+        else:
+            assert h.templates.of(grp) is not None
+    assert tree(h) == before and set(h.groups) == names
+    assert tree(again) == before
+    assert partition(again) == partition(h)
 
 
 #: The one cycle is closed by the last edge pointing back in node order, with acyclic
@@ -380,7 +382,7 @@ def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
     """The templates' shortcuts (canonical descriptions, twins, name witnesses) agree with a
     plain labelled isomorphism test on every pair of groups."""
     model = build_model(gd)
-    h = structured_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
+    h = build_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
     blocks = [grp for grp in h.groups.values() if grp.name.startswith("blk")]
     graphs = {grp.name: _labelled(model, grp) for grp in blocks}
     same_label = nx.algorithms.isomorphism.categorical_node_match("t", None)
@@ -389,13 +391,13 @@ def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
         for b in blocks:
             iso = nx.is_isomorphic(graphs[a.name], graphs[b.name], node_match=same_label,
                                    edge_match=same_edge)
-            assert (a.template == b.template) == iso, (a.name, b.name)
+            assert (h.templates.of(a) == h.templates.of(b)) == iso, (a.name, b.name)
     # Series and picture colours partition groups by name witness first, templates last.
-    fresh = structured_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
+    fresh = build_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
     classes = fresh.templates.classes([fresh.groups[grp.name] for grp in blocks])
     by_template: dict[int, list[str]] = {}
     for grp in blocks:
-        by_template.setdefault(grp.template, []).append(grp.name)
+        by_template.setdefault(h.templates.of(grp), []).append(grp.name)
     assert [[grp.name for grp in same] for same in classes] == list(by_template.values())
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from graphviz_tb.errors import InputError
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.readers import discover, select
+from graphviz_tb.read import discover, select
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no conformance corpus at {CORPUS}")

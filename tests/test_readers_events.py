@@ -15,8 +15,8 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 
 from graphviz_tb.errors import CorruptRecordError, InputError, NoGraphError
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.readers import discover, select
-from graphviz_tb.readers.tfrecord import iter_records
+from graphviz_tb.read import discover, select
+from graphviz_tb.read.tfrecord import iter_records
 
 
 def _event_file(logdir: Path) -> Path:
@@ -222,7 +222,7 @@ def test_records_round_trip_and_any_flipped_byte_is_caught(tmp_path_factory, rec
 
 def test_record_header_layout():
     """The masked CRC matches TensorFlow's published test vector layout (length 0 record)."""
-    from graphviz_tb.readers.tfrecord import is_tfrecord_header, masked_crc32c
+    from graphviz_tb.read.tfrecord import is_tfrecord_header, masked_crc32c
 
     header = struct.pack("<Q", 0)
     assert is_tfrecord_header(header + struct.pack("<I", masked_crc32c(header)))

@@ -15,7 +15,7 @@ from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 from graphviz_tb.errors import GraphvizTbError, InputError, NoGraphError
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.readers import discover, select
+from graphviz_tb.read import discover, select
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
 

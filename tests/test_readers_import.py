@@ -8,7 +8,7 @@ import sys
 
 def test_importing_readers_does_not_import_tensorflow():
     code = (
-        "import sys, graphviz_tb.readers, graphviz_tb.readers.live, graphviz_tb.dtypes\n"
+        "import sys, graphviz_tb.read, graphviz_tb.read.live, graphviz_tb.read.dtypes\n"
         "heavy = sorted(m for m in ('tensorflow', 'keras', 'torch', 'h5py') if m in sys.modules)\n"
         "print(','.join(heavy))\n"
     )

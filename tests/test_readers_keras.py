@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from graphviz_tb.errors import InputError
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.readers import discover, select
-from graphviz_tb.readers.keras_config import ConfigError, to_graph_def
+from graphviz_tb.read import discover, select
+from graphviz_tb.read.keras_config import ConfigError, to_graph_def
 
 NESTED_NODES = {
     "x": ("InputLayer", []),

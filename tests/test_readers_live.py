@@ -6,7 +6,7 @@ import pytest
 
 from graphviz_tb.errors import InputError
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.readers import TensorSpec, discover_object, select
+from graphviz_tb.read import TensorSpec, discover_object, select
 
 pytestmark = pytest.mark.tensorflow
 

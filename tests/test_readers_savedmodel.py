@@ -6,7 +6,7 @@ import pytest
 
 from graphviz_tb.errors import SelectionError
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.readers import TensorSpec, discover, select
+from graphviz_tb.read import TensorSpec, discover, select
 
 
 @pytest.mark.tensorflow

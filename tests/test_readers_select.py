@@ -13,7 +13,7 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 
 from graphviz_tb.errors import SelectionError
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.readers import discover, select
+from graphviz_tb.read import discover, select
 
 
 def _graph(op: str) -> bytes:

@@ -17,7 +17,7 @@ import pytest
 from svgparse import fill_of, node_groups, parse
 
 import graphviz_tb
-from graphviz_tb.structure import UNIQUE_COLOR
+from graphviz_tb.style import UNIQUE_COLOR
 
 pytestmark = [pytest.mark.tensorflow, pytest.mark.dot]
 

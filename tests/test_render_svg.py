@@ -26,7 +26,7 @@ from svgparse import (
 )
 
 import graphviz_tb
-from graphviz_tb.structure import UNIQUE_COLOR
+from graphviz_tb.style import UNIQUE_COLOR
 
 pytestmark = pytest.mark.dot
 
@@ -119,7 +119,7 @@ def test_legend_glyphs_draw_with_the_pip_installed_engine(mnist: graphviz_tb.Gra
     """The legend's line samples are text glyphs.  graphviz-pure (what a pip-only install
     draws PNG with) has a font of its own, and a glyph it lacks comes out as an empty box:
     each non-ASCII glyph of the legend must draw differently from one no font has."""
-    from graphviz_tb.engine import pure_executable
+    from graphviz_tb.layout.engine import pure_executable
 
     program = pure_executable()
     assert program is not None, "graphviz-pure is a dependency; it must be installed"
@@ -326,10 +326,10 @@ def test_oversized_groups_open_in_sections(tmp_path: Path) -> None:
 
 def test_groups_too_wide_for_dot_fall_back_to_rows(mnist: graphviz_tb.Graph,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphviz_tb.layout as layout
+    from graphviz_tb.layout import dot_layout, rows
 
-    monkeypatch.setattr(layout, "_MAX_WIDTH", 100.0)  # every wide, flat group takes the fallback
-    monkeypatch.setattr(layout, "_cache", {})
+    monkeypatch.setattr(rows, "_MAX_WIDTH", 100.0)  # every wide, flat group takes the fallback
+    monkeypatch.setattr(dot_layout, "_cache", {})
     root = parse(mnist.render(expand_all=True))
     assert len(node_groups(root, "op")) > 200
     assert_no_overlaps(root)

@@ -16,16 +16,17 @@ import hostile_inputs
 import pytest
 
 import graphviz_tb
-from graphviz_tb import resources
+from graphviz_tb.limits import ENV, MB, parse_size
+from graphviz_tb.model import budget as resources
+from graphviz_tb.model.budget import TooLargeError, graph_cost
 from graphviz_tb.options import LoadOptions
-from graphviz_tb.resources import TooLargeError, graph_cost, parse_size
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import graphs_shapes
 
 
 def _tbgraph(*args: str, env_limit: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, resources.ENV: env_limit}
+    env = {**os.environ, ENV: env_limit}
     return subprocess.run([sys.executable, "-m", "graphviz_tb", *args], capture_output=True,
                           text=True, env=env, timeout=300)
 
@@ -96,7 +97,7 @@ def test_a_render_that_fits_only_as_svg_says_so(monkeypatch: pytest.MonkeyPatch)
     assert cost is not None
     svg, html = cost.render_bytes("svg", False), cost.render_bytes("html", False)
     assert svg < html
-    monkeypatch.setenv(resources.ENV, str((svg + html) // 2))
+    monkeypatch.setenv(ENV, str((svg + html) // 2))
     with pytest.raises(TooLargeError, match="it would fit as SVG instead of HTML"):
         graph.render(format="html")
     with pytest.raises(TooLargeError, match="it would fit without --expand-all"):
@@ -109,12 +110,12 @@ def test_a_logdir_page_that_would_not_fit_is_refused_before_its_graphs_are_built
     """One viewer page holds every graph of a logdir at once: with a limit the chosen graph
     fits under but not all of them together, the page is refused in one line naming how to
     choose one, before any other graph's model is built; the chosen graph alone still draws."""
-    monkeypatch.setattr(resources, "_resident", lambda: 100 * resources.MB)  # steady figures
+    monkeypatch.setattr(resources, "resident", lambda: 100 * MB)  # steady figures
     logs = Path(__file__).resolve().parents[1] / "samples" / "logs"
     graph = graphviz_tb.load(logs)
     assert graph.cost is not None and len(graph.discovery.graphs) == 5
     alone = graph.cost.render_bytes("html", False)
-    monkeypatch.setenv(resources.ENV, str(alone + 1_000))
+    monkeypatch.setenv(ENV, str(alone + 1_000))
 
     def build(*_: object) -> None:
         raise AssertionError("a sibling graph was built")
@@ -126,8 +127,8 @@ def test_a_logdir_page_that_would_not_fit_is_refused_before_its_graphs_are_built
     assert "\n" not in line and line.startswith(f"{graph.name}: ")
     assert "the page holds 4 graphs: choose one with --graph N, --run or --tag" in line
     monkeypatch.undo()
-    monkeypatch.setattr(resources, "_resident", lambda: 100 * resources.MB)
-    monkeypatch.setenv(resources.ENV, str(alone + 1_000))
+    monkeypatch.setattr(resources, "resident", lambda: 100 * MB)
+    monkeypatch.setenv(ENV, str(alone + 1_000))
     chosen = graphviz_tb.load(logs, graph=graph.index)
     assert chosen.render(format="html").startswith("<!DOCTYPE html>")
 
@@ -163,9 +164,9 @@ def test_running_out_of_memory_anyway_is_one_line(monkeypatch: pytest.MonkeyPatc
 
 def test_the_command_line_caps_its_memory() -> None:
     """The cap is the limit, never below what starting up needs."""
-    code = ("import resource\nfrom graphviz_tb.resources import limit_process\n"
+    code = ("import resource\nfrom graphviz_tb.limits import limit_process\n"
             "print(limit_process(), resource.getrlimit(resource.RLIMIT_DATA)[0])")
     for limit, expected in (("2G", 2 * 2**30), ("1M", 256 * 2**20)):
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env={**os.environ, resources.ENV: limit}, check=True)
+                              env={**os.environ, ENV: limit}, check=True)
         assert proc.stdout.split() == [str(expected), str(expected)]

@@ -20,7 +20,8 @@ from hostile_inputs import svg_titles
 from svgparse import node_groups, parse
 
 import graphviz_tb
-from graphviz_tb.view import AUTO_DEPTH
+from graphviz_tb.group.build import complete
+from graphviz_tb.view.opening import AUTO_DEPTH
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import graphs_shapes
@@ -83,14 +84,13 @@ def test_deep_scopes_page_data_is_linear_in_depth() -> None:
         f"{len(payload) / 2**20:.2f} MB payload")
 
 
-def _tree(graph: graphviz_tb.Graph) -> graphviz_tb.hierarchy.Hierarchy:
+def _tree(graph: graphviz_tb.Graph) -> graphviz_tb.group.tree.Hierarchy:
     """The settled scope tree (every series made)."""
     h = graph.hierarchy()
-    h.settle()
     return h
 
 
-def _placed_once(h: graphviz_tb.hierarchy.Hierarchy) -> None:
+def _placed_once(h: graphviz_tb.group.tree.Hierarchy) -> None:
     """Every op of the model sits in the tree exactly once."""
     ops = [m.name for m in h.root.walk() if not m.is_group]
     assert sorted(ops) == sorted(h.model.graph)
@@ -211,7 +211,7 @@ def test_sections_of_a_series_are_proved_alike_without_a_search(
     ``add_201…add_400`` …) are alike, and their children's places in natural name order prove
     it: no isomorphism search, which took a fifth of a second per section (22 s for 25,000
     ops)."""
-    from graphviz_tb import structure
+    from graphviz_tb.group import templates as structure
 
     def no_search(*_: object) -> bool:
         raise AssertionError("isomorphism search")
@@ -219,10 +219,10 @@ def test_sections_of_a_series_are_proved_alike_without_a_search(
     monkeypatch.setattr(structure, "_same", no_search)
     graph = graphviz_tb.load(graphs_shapes.wide(1000))
     h = graph.hierarchy()
-    h.complete()
+    complete(h)
     sections = [g for g in h.groups.values() if g.kind == "section"]
     assert len(sections) == 5
-    assert len({g.template for g in sections}) == 1
+    assert len({h.templates.of(g) for g in sections}) == 1
 
 
 def test_composed_copies_of_a_real_model_are_alike() -> None:
@@ -242,8 +242,8 @@ def test_composed_copies_of_a_real_model_are_alike() -> None:
     h = graph.hierarchy()
     copies = [h.groups[f"copy_{i}"] for i in range(3)]
     assert [c.parent for c in copies] == [h.root] * 3
-    h.complete()
-    assert len({c.template for c in copies}) == 1
+    complete(h)
+    assert len({h.templates.of(c) for c in copies}) == 1
 
 
 def test_a_diff_of_deep_scopes_says_what_changed(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ from svgparse import (
 import graphviz_tb
 from graphviz_tb.cli import main
 from graphviz_tb.cli.common import input_shape
-from graphviz_tb.model import CONTROL
-from graphviz_tb.shapes import format_shape
+from graphviz_tb.model.graph import CONTROL
+from graphviz_tb.model.shapes import format_shape
 
 REPO = Path(__file__).resolve().parents[1]
 DENSE = str(SAMPLES / "dense_frozen.pb")
@@ -82,8 +82,8 @@ def test_tf1_shapes_show_without_importing_tensorflow() -> None:
 
 
 def test_importing_the_cli_does_not_import_tensorflow() -> None:
-    result = _run_python("import sys, graphviz_tb, graphviz_tb.cli, graphviz_tb.inference, "
-                         "graphviz_tb.shape_report\nprint('tensorflow' in sys.modules)")
+    result = _run_python("import sys, graphviz_tb, graphviz_tb.cli, graphviz_tb.model.inference, "
+                         "graphviz_tb.write.shape_table\nprint('tensorflow' in sys.modules)")
     assert result.stdout.strip() == "False", result.stderr
 
 

@@ -23,7 +23,7 @@ from test_first_picture import _picture
 from test_picture_truth import DOM_SCRIPT, _open
 
 import graphviz_tb
-from graphviz_tb.hierarchy import Group, OpNode
+from graphviz_tb.group.tree import Group, OpNode
 from graphviz_tb.options import RenderOptions
 
 pytestmark = [pytest.mark.dot, pytest.mark.tensorflow]

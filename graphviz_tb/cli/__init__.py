@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ..errors import GraphvizTbError, terminal_line
-from ..resources import limit_process
+from ..limits import limit_process
 from ..version import __version__
 from . import diff, render, shapes
 from .common import engine_description, engine_line

@@ -11,7 +11,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import GraphvizTbError, terminal_line
+from ..api import describe_engine, load
+from ..errors import terminal_line
 from ..options import LoadOptions, parse_input_shape
 
 if TYPE_CHECKING:
@@ -79,7 +80,6 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
 
 def load_graph(args: argparse.Namespace) -> Graph:
     """Load the input the arguments name, printing the model's warnings."""
-    from ..api import load  # imported when a command runs: `tbgraph --help` stays instant
 
     graph = load(args.input, load_options(args))
     for line in graph.model.warnings.lines():
@@ -88,14 +88,9 @@ def load_graph(args: argparse.Namespace) -> Graph:
 
 
 def engine_description() -> dict[str, object]:
-    """The Graphviz engine a render would use (see :func:`graphviz_tb.engine.current`), or
+    """The Graphviz engine a render would use (see :func:`graphviz_tb.api.describe_engine`), or
     ``name: None`` and the reason there is none; ``info`` and ``--version`` need no engine."""
-    from .. import engine  # imported when asked: it is not needed to parse arguments
-
-    try:
-        return engine.current().describe()
-    except GraphvizTbError as exc:
-        return {"name": None, "error": str(exc)}
+    return describe_engine()
 
 
 def engine_line(described: dict[str, object]) -> str:

@@ -13,8 +13,9 @@ import os
 import sys
 from typing import Any
 
+from ..api import diff, load
 from ..errors import terminal_line
-from ..render import FORMATS, format_for
+from ..options import FORMATS, format_for
 from .common import INPUT_HELP, Progress, add_selection, load_options, warn
 from .render import add_view_arguments, render_options
 
@@ -23,7 +24,6 @@ __all__ = ["add_commands", "cmd_diff"]
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare, print the summary (or JSON), draw if asked; status 1 when they differ."""
-    from ..api import diff, load  # imported when the command runs: --help stays instant
 
     graphs = []
     for path in (args.old, args.new):

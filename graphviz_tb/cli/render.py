@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..options import COLOR_BY, RANKDIRS, RenderOptions
-from ..render import FORMATS, format_for
+from ..api import format_info
+from ..options import COLOR_BY, FORMATS, RANKDIRS, RenderOptions, format_for
 from .common import (
     Progress,
     add_input,
@@ -26,7 +26,6 @@ __all__ = ["add_commands", "add_view_arguments", "cmd_info", "cmd_render", "rend
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Print what the input holds, as text or JSON."""
-    from ..info import format_info  # imported when the command runs, as every stage
 
     info = load_graph(args).info()
     if args.json:

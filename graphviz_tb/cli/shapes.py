@@ -18,7 +18,7 @@ from .common import add_input, add_shape_arguments, load_graph, warn
 
 if TYPE_CHECKING:
     from ..api import Graph
-    from ..inference import ShapeReport
+    from ..model.inference import ShapeReport
 
 __all__ = ["add_commands", "cmd_shapes", "cmd_trace", "print_shape_failure"]
 
@@ -39,48 +39,30 @@ def _infer(graph: Graph, args: argparse.Namespace) -> ShapeReport | None:
 
 def print_shape_failure(graph: Graph, stream: Any = None) -> None:
     """Print where shape inference failed, if it ran and failed (stderr by default)."""
-    report = graph.shape_report
-    if report is None or report.ok:
-        return
-    from ..shape_report import failure_lines  # imported when used: it loads networkx
-
-    for line in failure_lines(graph.model, report):
+    for line in graph.shape_failures()[0]:
         print(line, file=stream or sys.stderr)
-
-
-def _failure_json(report: ShapeReport) -> list[dict[str, Any]]:
-    from ..shape_report import shape_text  # imported when used: it loads networkx
-
-    return [{"node": f.node, "op": f.op, "function": f.function, "message": f.message,
-             "inputs": [{"slot": e.slot, "node": e.src, "output": e.src_output,
-                         "kind": e.kind, "text": shape_text(e.tensor)} for e in f.inputs]}
-            for f in report.failures]
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     """The table of op shapes; status 1 when TensorFlow's inference fails."""
-    # Imported when the command runs: the shape report loads networkx.
-    from ..shape_report import row_json, shape_rows, table_lines
-
     graph = load_graph(args)
     report = _infer(graph, args)
-    rows = shape_rows(graph.model, patterns=args.node or (), changes=args.changes)
     if args.json:
         print(json.dumps({
             "graph": graph.name,
             "inferred": report is not None,
             "pins": [{"node": p.node, "before": None if p.before is None else list(p.before),
                       "after": list(p.after)} for p in (report.pins if report else ())],
-            "failures": _failure_json(report) if report else [],
-            "ops": [row_json(r) for r in rows],
+            "failures": graph.shape_failures()[1],
+            "ops": graph.shapes(args.node or (), changes=args.changes),
         }, indent=2))
     else:
-        if rows:
-            print("\n".join(table_lines(rows)))
+        lines, recorded = graph.shape_table(args.node or (), changes=args.changes)
+        if lines:
+            print("\n".join(lines))
         else:
             print("tbgraph: no ops match", file=sys.stderr)
-        if report is None and not any(o.known_shape for r in rows for o in r.outputs
-                                      if r.op not in ("Const", "Placeholder")):
+        if report is None and not recorded:
             print("tbgraph: note: the file records few shapes; --infer-shapes asks TensorFlow",
                   file=sys.stderr)
         if report is not None and not report.ok:
@@ -91,12 +73,9 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     """The tree of a node's inputs (or outputs) with shapes; status 1 when inference fails."""
-    from ..shape_report import resolve_node, trace_lines  # when the command runs
-
     graph = load_graph(args)
     report = _infer(graph, args)
-    node = resolve_node(graph.model, args.node)
-    print("\n".join(trace_lines(graph.model, node, depth=args.depth, outputs=args.outputs)))
+    print("\n".join(graph.trace(args.node, depth=args.depth, outputs=args.outputs)))
     if report is not None and not report.ok:
         first = report.failures[0]
         print(terminal_line(f"tbgraph: shape inference failed at {first.node} ({first.op}); "

@@ -1,0 +1,522 @@
+"""The interactive HTML viewer: one self-contained, offline file.
+
+Python does the heavy lifting once: it builds the hierarchy, lays out the initial view with
+Graphviz (exactly what the SVG output shows) and embeds everything the page needs as compact,
+column-oriented JSON, its numeric columns packed as base64 typed arrays (:func:`_pack`):
+
+* every member of the hierarchy (ops and groups): parent, name (as a suffix of an ancestor's
+  name), kind, op type, collapsed size (interned) and label, colour keys (structure template,
+  op type, device, dtype);
+* every group's aggregated edges between its children, in the order
+  :func:`~graphviz_tb.layout.groups.layout_groups` feeds them to Graphviz, with their shape
+  labels and widths (both interned);
+* every op edge (for tracing and for the details panel), ordered by the aggregated edge that
+  stands for it, with its source output and destination input slot (an edge from a call op into
+  an argument of its body carries the call's input slot it passes on, so the page's trace goes
+  through a call argument by argument);
+* the values ``While`` loops carry from one iteration to the next, which no edge shows;
+* per-op details: attributes (already cut by :mod:`graphviz_tb.read.attrs`) and outputs, both
+  interned, because most ops share them (attributes pair by pair, :class:`_AttrTable`);
+* the per-group layouts of the groups open at first;
+* what each op cost in every recorded step of the graph's run, when there are any.
+
+A page may also hold several graphs (every graph of a logdir, :func:`render_pages`): the data
+is then a list of graphs, each as above and each embedded once however many runs logged it,
+and the entries of the page's picker that show them.
+
+The page (``viewer/src``, bundled at build time into ``viewer/bundle.js``) draws that at once, and
+re-lays out in place with the same per-group algorithm when a group is opened or closed.
+Graphviz, compiled to WebAssembly, is most of the page's weight: it is built as a separate
+worker script, gzipped (``viewer/layout-worker.js.gz``) and embedded base64-encoded as inert
+data, which the page decompresses (``DecompressionStream``) and starts as a Web Worker from a
+``blob:`` URL only when a layout is first needed.
+
+Model strings are never parsed as markup: the JSON is embedded with ``<``, ``>`` and ``&``
+escaped, and the page only ever puts them in the DOM as text.  A Content-Security-Policy allows
+the inline script and style by hash and forbids every outside load.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..group.templates import legend_labels
+from ..group.tree import AggEdge, Group, Member, OpNode
+from ..layout.parts import LABEL_H, PAD, GroupLayout, Stub
+from ..layout.scene import Scene
+from ..layout.text import Carried, edge_look, leaf_size
+from ..model.calls import call_targets
+from ..model.graph import CONTROL, DATA, REF
+from ..style import COST_COLORS, DIFF_COLORS, DIFF_LINES, NO_RECORD, PT, THEMES, UNIQUE_COLOR
+from ..view.opening import DiffTally, focus_members
+from .viewer_ops import Interner, OpsData
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..group.tree import Hierarchy
+    from ..model.costs import CostSet
+    from ..options import RenderOptions
+
+__all__ = ["DATA_VERSION", "VIEWER_DIR", "build_data", "finite"]
+
+VIEWER_DIR = Path(__file__).with_name("viewer")
+#: Format of the embedded data; the bundle refuses data of another version.
+DATA_VERSION = 2
+
+#: The most changes a diff's page lists (the picture colours them all).
+_MAX_CHANGES = 5000
+_KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
+_ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
+_EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _r(x: float) -> float | int:
+    """Coordinates to 0.1 pt: plenty for drawing, and a third of the JSON."""
+    v = round(x, 1)
+    return int(v) if v == int(v) else v
+
+
+# --------------------------------------------------------------------------- the data
+
+
+def finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: spell them as strings (attribute values may hold them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    return value
+
+
+class _Builder:
+    """Collects the embedded data; see the module docstring for what and why."""
+
+    def __init__(self, h: Hierarchy, scene: Scene, options: RenderOptions,
+                 keep: set[Member] | None,
+                 notes: Callable[[Member], str | None] | None = None) -> None:
+        self.h, self.scene, self.options, self.keep = h, scene, options, keep
+        #: What a box's second line adds (a diff's change), sized as the static picture does.
+        self.notes = notes
+        self.model = h.model
+        self.ids: dict[Member, int] = {}
+        self.members: list[Member] = []
+
+    # -- members
+
+    def _order(self) -> None:
+        """Root first, then every member parents-before-children (the order ``walk`` gives)."""
+        self.ids[self.h.root] = 0
+        self.members.append(self.h.root)
+        stack: list[Member] = list(reversed(self.h.root.children))
+        while stack:
+            m = stack.pop()
+            if self.keep is not None and m not in self.keep:
+                continue
+            self.ids[m] = len(self.members)
+            self.members.append(m)
+            if isinstance(m, Group):
+                stack.extend(reversed(m.children))
+
+    def _name_parts(self, m: Member) -> tuple[int, str]:
+        """The nearest ancestor whose name prefixes ``m``'s, and the rest of the name (a loop,
+        not ``ancestors()``: the parent nearly always answers, and the generator cost more)."""
+        anc = m.parent
+        while anc is not None:
+            if anc.name and m.name.startswith(anc.name + "/") and anc in self.ids:
+                return self.ids[anc], m.name[len(anc.name) + 1:]
+            anc = anc.parent
+        return -1, m.name
+
+    def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
+        """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
+        name one device or none: then every group holding an op takes it, with no count per
+        group (a Counter per member was a sixth of NASNet-Large's page data)."""
+        if len(set(devices.values())) == 1:
+            holding: set[Member] = set()
+            for m in reversed(self.members):
+                if (m in devices or m in holding) and m.parent in self.ids:
+                    holding.add(m.parent)  # type: ignore[arg-type]
+            return dict.fromkeys(holding, next(iter(devices.values())))  # type: ignore[arg-type]
+        counts: dict[Group, Counter[str]] = {}
+        for m in reversed(self.members):
+            if isinstance(m, Group):
+                c = counts.setdefault(m, Counter())
+            else:
+                c = Counter({devices[m]: 1})  # type: ignore[index]
+            parent = m.parent
+            if parent is not None and parent in self.ids:
+                counts.setdefault(parent, Counter()).update(c)
+        return {g: c.most_common(1)[0][0] for g, c in counts.items() if c}
+
+    def members_data(self) -> dict[str, Any]:
+        """Every member's columns (see the module docstring), built in one pass over the
+        members after one over the ops: a per-member dict of columns cost more than the data."""
+        self._order()
+        templates = self.h.templates
+        rank = {t: i for i, t in enumerate(templates.repeated)}
+        ops = OpsData(self.model, [m for m in self.members if isinstance(m, OpNode)])
+        # A group's device is its commonest op device, so always in the ops' table.
+        group_dev = self._device_keys(dict(zip(ops.members, ops.devices, strict=True)))
+        op_i, dev_i, dt_i = ops.type_names.index, ops.device_names.index, ops.dtype_names.index
+        n = len(self.members)
+        parent, nb, ns = [-1] * n, [-1] * n, [""] * n
+        kind, typ, tpl, dev, dt = [0] * n, [-1] * n, [-1] * n, [-1] * n, [-1] * n
+        sz, nops, attr, out = [0] * n, [1] * n, [-1] * n, [-1] * n
+        # Collapsed sizes (NASNet-Large's 101,000 members have 96), in inches to 3 decimals:
+        # exactly what layout.group_dot writes, so the page's DOT for a group is Python's.
+        sizes = Interner()
+        sizes((0.0, 0.0))  # the root's
+        labels: dict[int, str] = {}
+        captions: dict[int, str] = {}
+        functions: dict[int, str] = {}
+        # An op's box depends only on its label and type (layout.leaf_size): sized once per
+        # distinct pair (NASNet-Large's 65,000 ops have 750 or 2,900), its size interned with it.
+        op_box: dict[tuple[str, str], tuple[int, str]] = {}
+        ids, k = self.ids, 0
+        for i, m in enumerate(self.members):
+            if isinstance(m, Group):
+                lines: tuple[str, ...] = ("",)  # the root's
+                if i:
+                    nb[i], ns[i] = self._name_parts(m)
+                    parent[i] = ids[m.parent]  # type: ignore[index]
+                    w, hh, lines = leaf_size(m, self.notes(m) if self.notes else None)
+                    sz[i] = sizes((round(w / PT, 3), round(hh / PT, 3)))
+                    if lines[0] != ns[i]:
+                        labels[i] = lines[0]
+                kind[i] = _KINDS.get(m.kind, 2)
+                t = rank.get(templates.shown(m))
+                if t is not None:
+                    tpl[i] = t
+                dev[i] = dev_i.get(group_dev.get(m, ""), -1)
+                nops[i] = m.op_count
+                if len(lines) > 1:
+                    captions[i] = lines[1]
+                if m.function:
+                    functions[i] = m.function
+                continue
+            nb[i], ns[i] = self._name_parts(m)
+            parent[i] = ids[m.parent]  # type: ignore[index]
+            assert isinstance(m, OpNode)
+            note = self.notes(m) if self.notes else None
+            box = op_box.get((m.label, m.op)) if not note else None
+            if note:  # its own second line (a diff's change): sized alone, and shipped
+                w, hh, lines = leaf_size(m, note)
+                box = (sizes((round(w / PT, 3), round(hh / PT, 3))), lines[0])
+                captions[i] = lines[1]
+            elif box is None:
+                w, hh, lines = leaf_size(m)
+                box = op_box[(m.label, m.op)] = (
+                    sizes((round(w / PT, 3), round(hh / PT, 3))), lines[0])
+            sz[i] = box[0]
+            if box[1] != ns[i]:
+                labels[i] = box[1]
+            kind[i], typ[i] = -_ROLES.get(m.role, 0), op_i[m.op]
+            dev[i], dt[i] = dev_i[ops.devices[k]], dt_i[ops.dtypes[k]]
+            attr[i], out[i] = ops.attr[k], ops.out[k]
+            k += 1
+        op_ids = [ids[m] for m in ops.members]
+        tpl_table = []
+        called = legend_labels([templates.representative(t) for t in templates.repeated])
+        for t, name in zip(templates.repeated, called, strict=True):
+            tpl_table.append([name, len(templates.instances[t])])
+        return {
+            "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "sz": sz,
+            "sizes": sizes.values, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops,
+            "attr": attr, "out": out, "labels": labels, "captions": captions,
+            "functions": functions,
+            "calls": {op_ids[j]: c for j, c in ops.calls.items()},
+            "notes": {op_ids[j]: c for j, c in ops.notes.items()},
+            "attrs": ops.attrs.pairs, "attrSets": ops.attrs.sets.values,
+            "outs": ops.outs.values, "opTypes": ops.type_names.names,
+            "devices": ops.device_names.names, "dtypes": ops.dtype_names.names,
+            "templates": tpl_table,
+        }
+
+    # -- edges
+
+    def edges_data(self) -> dict[str, Any]:
+        """Aggregated edges group by group, and the op edges each stands for, in that order."""
+        succ, ids = self.model.g._succ, self.ids
+        # Op name -> member index, for the kept ops: one lookup per edge end, not two.
+        op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
+        labels, widths = Interner(), Interner()  # NASNet-Large: 61,000 edges, 400 widths
+        labels("")
+        ag: list[int] = []
+        a_src: list[int] = []
+        a_dst: list[int] = []
+        an: list[int] = []
+        ac: list[int] = []
+        ar: list[int] = []
+        ab: list[int] = []
+        al: list[int] = []
+        aw: list[int] = []
+        ae: list[int] = []
+        # Op edges: source, destination, code (kind | back << 2 | source output << 3) and
+        # destination input slot, a column each.
+        es: list[int] = []
+        ed: list[int] = []
+        ec: list[int] = []
+        ei: list[int] = []
+        self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
+        self.aggs: list[AggEdge] = []  # in their index order
+        # The tensors each edge carries are gathered in the one pass over its op edges; an
+        # edge carrying none (control only) is unlabelled and thin, looked at once.
+        none: tuple[int, int] | None = None
+        whole = self.keep is None
+        for g in self.members:
+            if not isinstance(g, Group):
+                continue
+            gi = ids[g]
+            items = sorted(g.edges.items(), key=lambda kv: (kv[0][0].name, kv[0][1].name))
+            for (a, b), agg in items:
+                if not whole and (a not in ids or b not in ids):
+                    continue
+                self.agg_index[id(agg.edges)] = len(ag)
+                self.aggs.append(agg)
+                start = len(es)
+                tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
+                for u, v, k in agg.edges:
+                    d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
+                    kind = d["kind"]
+                    if kind != CONTROL and d["tensor"] not in tensors:
+                        tensors[d["tensor"]] = (u, v, k)
+                    iu, iv = op_id.get(u), op_id.get(v)
+                    if iu is None or iv is None:
+                        continue
+                    es.append(iu)
+                    ed.append(iv)
+                    ec.append(_EDGE_KINDS[kind] | (4 if d["back"] else 0) | (
+                        d["src_output"] << 3))
+                    ei.append(d["dst_input"])
+                ae.append(len(es) - start)
+                if not tensors:
+                    look = none = none or self._look(agg, tensors, labels, widths)
+                else:
+                    look = self._look(agg, tensors, labels, widths)
+                counts = agg.counts
+                ag.append(gi)
+                a_src.append(ids[a])
+                a_dst.append(ids[b])
+                an.append(counts[DATA])
+                ac.append(counts[CONTROL])
+                ar.append(counts[REF])
+                ab.append(agg.back)
+                al.append(look[0])
+                aw.append(look[1])
+        return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
+                "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
+                "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
+                "carry": self._loop_carry()}
+
+    def _look(self, agg: AggEdge, tensors: Carried, labels: Interner,
+              widths: Interner) -> tuple[int, int]:
+        """An aggregated edge's label and width, interned, as the pictures draw them."""
+        label, width = edge_look(self.h, agg, shapes=self.options.shapes,
+                                 dtypes=self.options.dtypes, tensors=tensors)
+        return labels(label), widths(width)
+
+    def _loop_carry(self) -> list[int]:
+        """What a ``While`` loop carries between iterations, as dependencies for the page's trace
+        (flat ``[src, dst, ...]``, never drawn): the body's result ``i`` becomes argument ``i``
+        of the body and of the condition in the next iteration, and the condition's result
+        decides every result of the loop."""
+        graph, ops, ids = self.model.g, self.h.ops, self.ids
+        node = graph._node  # the node dicts themselves: the view cost more than the rest
+        groups = self.model.function_groups
+        results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
+        for m in self.members:
+            if isinstance(m, OpNode) and m.role == "retval":
+                data = node[m.name]
+                prefix = m.name.rpartition("/")[0]
+                if groups.get(prefix) == data.get("function") and "ret_index" in data:
+                    results.setdefault(prefix, {})[data["ret_index"]] = ids[m]
+        out: list[int] = []
+        for m in self.members:
+            op_data = node[m.name] if isinstance(m, OpNode) else None
+            if not op_data or not op_data.get("calls") or op_data["node_def"] is None:
+                continue
+            subs = {sub for sub, _ in call_targets(op_data["node_def"], self.model.functions)[0]}
+            if subs != {"cond", "body"}:
+                continue
+            body = results.get(f"{m.name}/body", {})
+            for _, v, d in graph.out_edges(m.name, data=True):
+                arg = ops.get(v)
+                src = body.get(d["src_output"])
+                if (d["kind"] != CONTROL and src is not None and arg in ids
+                        and arg.role == "arg"):
+                    out.extend((src, ids[arg]))
+            cond = results.get(f"{m.name}/cond", {}).get(0)
+            if cond is not None:
+                for i in sorted(body):
+                    out.extend((cond, body[i]))
+        return out
+
+    # -- diffs
+
+    def diff_data(self, tally: DiffTally | None = None) -> dict[str, Any] | None:
+        """What changed, when the model is a diff's merged model: each member's status
+        (0 unchanged, 1 added, 2 removed, 3 changed), each group's counts, each changed op's
+        changes and what it was, each op's old name, each aggregated edge's status, and the
+        list of changes in the order the page lists them."""
+        graph = self.model.g
+        if not any("diff" in data for data in graph._node.values()):
+            return None
+        tally = tally if tally is not None else DiffTally(self.h)
+        code = {"unchanged": 0, "added": 1, "removed": 2, "changed": 3}
+        status, counts, what, was, before = [], {}, {}, {}, {}
+        order: dict[int, list[int]] = {3: [], 1: [], 2: []}
+        for i, m in enumerate(self.members):
+            if isinstance(m, OpNode):
+                data = graph.nodes[m.name]
+                s = code[data.get("diff", "unchanged")]
+                if data.get("diff_what"):
+                    what[i] = data["diff_what"]
+                if data.get("diff_old") and data["diff_old"] != m.name:
+                    was[i] = data["diff_old"]
+                if "diff_before" in data:
+                    before[i] = data["diff_before"]
+                if s and m.role == "op":
+                    order[s].append(i)
+            else:
+                s = code[tally.status(m)] if i else 0
+                c = tally(m)
+                if c["added"] or c["removed"] or c["changed"]:
+                    counts[i] = [c["added"], c["removed"], c["changed"]]
+            status.append(s)
+        edges = []
+        for agg in self.aggs:
+            seen = {graph.edges[e].get("diff", "unchanged") for e in agg.edges}
+            edges.append(code[next(iter(seen))] if len(seen) == 1 and seen <= {
+                "added", "removed"} else 0)
+        changes = (order[3] + order[1] + order[2])[:_MAX_CHANGES]
+        return {"status": status, "counts": counts, "what": what, "was": was,
+                "before": finite(before), "edges": edges, "changes": changes,
+                "total": {k: tally(self.h.root)[k] for k in code}}
+
+    # -- costs
+
+    def costs_data(self, costs: CostSet) -> dict[str, Any]:
+        """Every recorded step of the graph's run, op by op (the page sums groups itself: a
+        group's members are one range of the pre-order), with what the details panel shows.
+
+        A row: member, time, allocated bytes, whole time, kernel time, start after the step's
+        first op (-1: unknown), executions, peak bytes, persistent bytes, temporary bytes,
+        outputs (an index into ``outputs``: ``[slot, dtype, shape, bytes]`` each, interned).
+        """
+        outputs = Interner()
+        steps = []
+        for step in costs.steps:
+            rows = []
+            for name, cost in sorted(step.ops.items()):
+                op = self.h.ops.get(name)
+                if op is None or op not in self.ids:
+                    continue
+                outs = tuple((o.slot, o.dtype, "×".join(map(str, o.shape))
+                              if o.shape else ("scalar" if o.shape == () else None), o.bytes)
+                             for o in cost.outputs)
+                rows.append([self.ids[op], cost.time, cost.allocated, cost.wall, cost.op,
+                             -1 if cost.start is None else cost.start, cost.runs, cost.peak,
+                             cost.persistent, cost.temporary,
+                             outputs(outs, [list(o) for o in outs]) if outs else -1])
+            rows.sort()
+            source = step.source
+            steps.append({"name": step.name, "tag": source.tag, "run": source.run,
+                          "origin": source.origin, "memory": step.memory,
+                          "records": step.records, "unmatched": step.unmatched, "ops": rows})
+        return {"steps": steps, "chosen": costs.chosen, "outputs": outputs.values,
+                "colors": COST_COLORS, "noRecord": NO_RECORD}
+
+    # -- the initial layouts
+
+    def layouts_data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for g, loc in self.scene.layouts.items():
+            if g not in self.ids:
+                continue
+            out[str(self.ids[g])] = self._layout(loc)
+        return out
+
+    def _layout(self, loc: GroupLayout) -> dict[str, Any]:
+        """One group's layout: member positions, stubs, auxiliary members and wires."""
+        stubs: dict[int, int] = {}  # id(stub) -> index
+        stub_rows: list[list[Any]] = []
+        near: dict[int, Member] = {}  # id(stub) -> the member at its other end
+        for wire in loc.wires:
+            src, dst = wire.agg.src, wire.agg.dst
+            if isinstance(src, Stub):
+                near[id(src)] = dst
+            if isinstance(dst, Stub):
+                near[id(dst)] = src
+        nodes: list[float | int] = []
+        sizes = self.scene.sizes
+        for m, (x, y) in loc.pos.items():
+            if m in self.ids:
+                nodes.extend((self.ids[m], _r(x), _r(y)))
+                continue
+            target = getattr(m, "target", None)
+            other = near.get(id(m))
+            if target is None or target not in self.ids or other not in self.ids:
+                continue
+            w, hh = sizes.get(m, (0.0, 0.0))
+            stubs[id(m)] = len(stub_rows)
+            stub_rows.append([self.ids[target], self.ids[other], _r(x), _r(y), _r(w), _r(hh)])
+
+        def ref(m: Member) -> int | None:
+            if m in self.ids:
+                return self.ids[m]
+            s = stubs.get(id(m))
+            return None if s is None else -1 - s
+
+        wires = []
+        for wire in loc.wires:
+            a, b = ref(wire.agg.src), ref(wire.agg.dst)
+            agg = self.agg_index.get(id(wire.agg.edges))
+            if a is None or b is None or agg is None or not wire.points:
+                continue
+            pts = [_r(v) for p in wire.points for v in p]
+            tip = [_r(wire.arrow[0]), _r(wire.arrow[1])] if wire.arrow else None
+            lp = [_r(wire.label_pos[0]), _r(wire.label_pos[1])] if wire.label_pos else None
+            wires.append([a, b, agg, pts, tip, lp])
+        aux = [self.ids[m] for m in loc.aux if m in self.ids]
+        return {"w": round(loc.width, 3), "h": round(loc.height, 3), "n": nodes, "s": stub_rows,
+                "e": wires, "x": aux}
+
+
+def build_data(h: Hierarchy, scene: Scene, options: RenderOptions, *, title: str = "graph",
+               costs: CostSet | None = None, tally: DiffTally | None = None) -> dict[str, Any]:
+    """Everything the viewer embeds, as one JSON-ready dict: the whole tree, with every
+    group's edges and template (:func:`~graphviz_tb.group.build.complete` ran), and the
+    layouts of the ``scene`` drawn first.  ``tally`` counts a diff's changes."""
+    notes = tally.note if tally is not None else None
+    keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
+    b = _Builder(h, scene, options, keep, notes)
+    data: dict[str, Any] = {"version": DATA_VERSION}
+    data.update(b.members_data())
+    data.update(b.edges_data())
+    data["layouts"] = b.layouts_data()
+    data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
+    if costs is not None:
+        data["costs"] = b.costs_data(costs)
+    changed = b.diff_data(tally)
+    if changed is not None:
+        data["diff"] = changed
+    data["options"] = {
+        "title": options.title or title, "rankdir": options.rankdir,
+        "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,
+        "shapes": options.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
+    }
+    data["themes"] = THEMES
+    if changed is not None:
+        data["diffColors"], data["diffLines"] = DIFF_COLORS, DIFF_LINES
+    data["unique"] = UNIQUE_COLOR
+    data["warnings"] = h.model.warnings.lines()[:50]
+    return data

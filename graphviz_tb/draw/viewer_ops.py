@@ -1,0 +1,160 @@
+"""Per-op details for the viewer's data: attributes and outputs interned (most ops share them,
+attribute by attribute), and each op's notes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from ..group.tree import OpNode
+from ..model.shapes import format_shape
+from ..read.attrs import decode_attr
+
+__all__ = ["Interner", "OpsData"]
+
+if TYPE_CHECKING:
+    from ..model.graph import GraphModel
+    from ..model.shapes import TensorInfo
+
+
+class Interner:
+    """Values -> dense indices, so repeated attribute maps, labels and keys are stored once."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[Any] = []
+
+    def __call__(self, key: Any, value: Any = None) -> int:
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.values)
+            self.values.append(key if value is None else value)
+        return i
+
+
+class _Ranked:
+    """Names ranked by how many ops carry them, most first (then by name): the page's colour
+    keys, so the commonest op types, devices and dtypes take the first colours."""
+
+    def __init__(self, values: list[str]) -> None:
+        counts = Counter(values)
+        self.names = sorted(counts, key=lambda k: (-counts[k], k))
+        self.index = {k: i for i, k in enumerate(self.names)}
+
+
+class _AttrTable:
+    """Op attributes interned twice: each distinct ``[name, value]`` pair once (``pairs``), and
+    each op's sorted list of pair indices once (``sets``).
+
+    Ops share most attributes (a dtype, a colocation class, a padding) but seldom all of them,
+    so interning whole maps kept a third of NASNet-Large's page in near-copies.  And an
+    AttrValue is decoded once per distinct serialized form, not once per op: decoding every
+    op's attributes was a sixth of the page's build.  Pairs are told apart by their decoded
+    value, so two encodings of one value (a map inside a ``func``) still make one pair.
+    """
+
+    def __init__(self) -> None:
+        self.pairs: list[list[Any]] = []
+        self.sets = Interner()
+        #: Serialized attribute -> (its id among the serialized forms, its pair or -1).
+        self._by_raw: dict[tuple[str, bytes], tuple[int, int]] = {}
+        self._by_value: dict[tuple[str, str], int] = {}
+
+    def __call__(self, node_def: Any) -> tuple[int, tuple[int, ...]]:
+        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or -1
+        for none; and the ids of its attributes' serialized forms, ``_output_shapes``
+        included: two NodeDefs of one op type with equal ids have equal outputs."""
+        amap = node_def.attr
+        ids = []
+        raws = []
+        by_raw = self._by_raw
+        for key in sorted(amap):
+            raw = (key, amap[key].SerializeToString())
+            found = by_raw.get(raw)
+            if found is None:
+                pair = -1
+                if key != "_output_shapes":
+                    decoded = decode_attr(amap[key])
+                    pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
+                    if pair == len(self.pairs):
+                        self.pairs.append([key, decoded])
+                found = by_raw[raw] = (len(by_raw), pair)
+            raws.append(found[0])
+            if found[1] >= 0:
+                ids.append(found[1])
+        return (self.sets(tuple(ids), ids) if ids else -1), tuple(raws)
+
+
+def _op_notes(m: OpNode, data: dict[str, Any]) -> list[str]:
+    """What the details panel says of an op beyond its attributes and edges."""
+    notes = []
+    if data.get("function"):
+        notes.append(f"in the body of function {data['function']}")
+    if m.role == "missing":
+        notes.append("missing: named as an input, but no such op exists")
+    if data.get("recursion_cut"):
+        notes.append("recursion cut here: the function calls itself")
+    if data.get("depth_cut"):
+        notes.append("left closed: a call nested too deep to open")
+    if data.get("shape_error"):
+        notes.append(f"shape error: {data['shape_error']}")
+    return notes
+
+
+class OpsData:
+    """What the page shows of each op, in the order given: its device and first output's
+    dtype (colour keys), its attributes and outputs (interned), its calls and notes."""
+
+    def __init__(self, model: GraphModel, members: list[OpNode]) -> None:
+        node = model.g._node  # the node dicts themselves: networkx's view is slower
+        known = model.cached_outputs()
+        self.members = members
+        self.devices: list[str] = []
+        self.dtypes: list[str] = []
+        self.attr: list[int] = []
+        self.out: list[int] = []
+        self.calls: dict[int, list[str]] = {}
+        self.notes: dict[int, list[str]] = {}
+        self.attrs = _AttrTable()
+        self.outs = Interner()
+        by_info: dict[tuple[TensorInfo, ...], int] = {}  # outputs -> index in ``outs``
+        # An op's outputs follow from its type and attributes alone (shapes.node_outputs):
+        # worked out once per distinct pair, not once per op (a seventh of the page's build).
+        # They go to the model's cache as op_outputs would put them, for the edge labels.
+        by_attrs: dict[Any, tuple[list[TensorInfo], int, str]] = {}
+        for j, m in enumerate(members):
+            data = node[m.name]
+            self.devices.append(data["device"] or "(no device)")
+            node_def = data.get("node_def")
+            if node_def is not None:
+                attr, raws = self.attrs(node_def)
+            else:
+                attr, raws = -1, ()
+            self.attr.append(attr)
+            # None: the outputs are not the type's and the attributes' alone (no NodeDef, or
+            # known otherwise).
+            key = (node_def.op, raws) if node_def is not None and m.name not in known \
+                and "outputs" not in data else None
+            found = by_attrs.get(key) if key is not None else None
+            if found is None:
+                infos = model.op_outputs(m.name)
+                outs = tuple(infos)
+                index = by_info.get(outs, -1) if outs else -1
+                if outs and index < 0:
+                    index = by_info[outs] = self.outs(tuple(
+                        (o.dtype, format_shape(o) or None) for o in infos))
+                found = (infos, index, (infos[0].dtype if infos else None) or "(unknown)")
+                if key is not None:
+                    by_attrs[key] = found
+            else:
+                model.set_outputs(m.name, found[0])
+            self.out.append(found[1])
+            self.dtypes.append(found[2])
+            if data.get("calls"):
+                self.calls[j] = list(data["calls"])
+            notes = _op_notes(m, data)
+            if notes:
+                self.notes[j] = notes
+        self.type_names = _Ranked([m.op for m in members])
+        self.device_names = _Ranked(self.devices)
+        self.dtype_names = _Ranked(self.dtypes)

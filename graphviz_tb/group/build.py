@@ -1,0 +1,56 @@
+"""The group stage's driver: every grouping step in order, then the scope series, so the tree
+is final before any view opens it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._gc import paused_gc
+from ..options import RenderOptions
+from .dataflow import find_blocks, repair_convexity, sections
+from .scopes import build_scopes, finish, prefix_groups
+from .series import op_series, settle
+from .templates import Templates
+from .training import adopt_loose_ops
+from .tree import Hierarchy, aggregate_edges
+
+if TYPE_CHECKING:
+    from ..model.graph import GraphModel
+
+__all__ = ["build_hierarchy", "complete"]
+
+
+@paused_gc
+def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
+    """Group the model's ops into scopes, function bodies, prefix groups, series, blocks and
+    sections, with the structural templates that decide which numbered scopes are alike.
+
+    Everything is settled here: ``layer_1 ... layer_12`` fold into one series when their
+    templates agree, each group after the groups below it.  Edges between children are
+    aggregated when a picture first reads a group's ``edges``, and templates are decided when
+    a picture asks (:class:`~graphviz_tb.group.templates.Templates`): both are derived, and
+    leave the tree as it is.
+    """
+    options = options or RenderOptions()
+    h = Hierarchy(model, options.series_min if options.series else None)
+    build_scopes(h)
+    adopt_loose_ops(h)
+    if options.prefix_groups:
+        prefix_groups(h)
+    if options.series:
+        op_series(h, options.series_min)
+    meet = h.meetings()
+    known = repair_convexity(h, meet)
+    if options.blocks:
+        known = find_blocks(h, meet, known)
+    sections(h, meet, known)
+    finish(h)
+    h.templates = Templates(h)
+    settle(h, h.templates)
+    return h
+
+
+def complete(h: Hierarchy) -> None:
+    """Aggregate every edge and decide every template (the viewer ships them all)."""
+    aggregate_edges(h)
+    h.templates.complete()

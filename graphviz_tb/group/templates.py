@@ -1,0 +1,543 @@
+"""Structural templates: groups with the same internal structure get the same colour.
+
+Structure means op types and wiring, recursively; not names, and not which function a body
+was inlined from (Keras 2 makes one function per layer's branch).  Children are decided
+before their parents (TensorBoard checks parents first, so identical blocks often end up with
+different colours), a cheap signature buckets candidates, and real equality is then verified
+with a labelled graph isomorphism test, so two templates never share a colour by hash
+collision.  Every template with two or more instances gets its own colour from an open-ended
+golden-ratio hue sequence (not a cycle of 10 hues); unique structure is grey.
+
+Templates are computed on demand.  A picture asks for the groups it draws; a group's template
+needs its subtree's, and whether it has another instance anywhere is answered by first
+bucketing every group by a cheap invariant (its op-type multiset), which equal structures
+always share, and deciding exactly only within the bucket.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, TypeVar
+
+from ..style import UNIQUE_COLOR, palette
+from .tree import Group, Hierarchy, Member, aggregate_edges
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import networkx as nx
+
+
+__all__ = ["PictureColors", "Templates", "legend_labels"]
+
+_K = TypeVar("_K")
+_DIGITS = re.compile(r"(\d+)")
+
+#: Above this many children, a group is matched by signature alone (isomorphism is costly).
+_VERIFY_LIMIT = 600
+#: Deciding more groups than this without their edges aggregates the subtree in one pass.
+_ONE_PASS = 8
+
+
+class Templates:
+    """Structural templates of one hierarchy's groups, decided on demand (see module doc)."""
+
+    def __init__(self, h: Hierarchy) -> None:
+        self.h = h
+        self._op_ids: dict[str, int] = {}
+        self._intern = _Interner()
+        #: Per description: each template's id, its witnesses (wiring by child names, and by
+        #: child places in natural name order) and its child graph (for isomorphism tests).
+        self._buckets: dict[tuple, list[tuple[int, tuple | None, tuple | None,
+                                              _ChildGraph | None]]] = {}
+        self._next = 0
+        self._bucketed: dict[tuple, list[Group]] | None = None
+        self._key: dict[Group, tuple] = {}
+        self._split: dict[tuple, dict[Group, list[Group]]] = {}
+        #: Relative forms computed so far, and how many series had been made when they were: a
+        #: picture compares the groups that settling just compared (see :meth:`_form`).
+        self._forms: dict[Group, tuple] = {}
+        self._sizes: dict[Group, int] = {}
+        self._forms_made = 0
+        #: After :meth:`complete`: every template's instances (name order), and the templates
+        #: with two or more, in legend order.
+        self.instances: dict[int, list[Group]] = {}
+        self.repeated: list[int] = []
+
+    def of(self, group: Group) -> int:
+        """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
+        if group._template is not None:
+            return group._template
+        todo: list[Group] = []  # the undecided groups below, children before parents
+        stack: list[tuple[Group, bool]] = [(group, False)]
+        while stack:
+            g, ready = stack.pop()
+            if ready:
+                todo.append(g)
+                continue
+            stack.append((g, True))
+            stack.extend((c, False) for c in g._children
+                         if isinstance(c, Group) and c._template is None)
+        if sum(g._edges is None for g in todo) > _ONE_PASS:
+            aggregate_edges(self.h, group)  # the subtree's edges in one pass, not one per group
+        for g in todo:
+            self._decide(g)
+        return group._template  # type: ignore[return-value]
+
+    def shown(self, group: Group) -> int:
+        """The template a group is drawn in: a series of groups takes its members'."""
+        return self.of(_drawn_as(group))
+
+    def alike(self, group: Group) -> list[Group]:
+        """Every group with the structure ``group`` is drawn in, in name order (a series of
+        groups counts as its members, not as a group of its own).  A group alone in its
+        invariant bucket is unique without deciding its template at all."""
+        if self._bucketed is None:
+            self._bucket_all()
+        drawn = _drawn_as(group)
+        key = self._key[drawn]
+        bucket = self._bucketed[key]  # type: ignore[index]
+        if len(bucket) == 1:
+            return [drawn]
+        split = self._split.get(key)
+        if split is None:  # once per bucket: a picture may show thousands of its groups
+            split = self._split[key] = {}
+            for same in self.classes(sorted(bucket, key=lambda g: g.name), keyed=True):
+                split.update(dict.fromkeys(same, same))
+        return split[drawn]
+
+    def classes(self, groups: list[Group], *, keyed: bool = False) -> list[list[Group]]:
+        """Partition ``groups`` by structure, each class in the given order, the classes in
+        order of their first group.
+
+        Templates are the last resort.  Groups with a different invariant (op-type multiset;
+        the bucket key, or ``keyed`` when the caller bucketed already) differ.  Groups whose
+        subtrees are the same member for member (:func:`_relative_form`: repeated blocks
+        built by the same code) are alike, the positions being the witness.  Only when one
+        invariant holds several such forms are templates decided, once per form, to merge
+        forms that are alike in another member order.  Groups whose templates are all
+        decided already are split by template.
+        """
+        position = {g: i for i, g in enumerate(groups)}
+        by_key: dict[tuple, list[Group]] = {}
+        for g in groups:
+            by_key.setdefault(() if keyed else (g.op_hash,), []).append(g)
+        out: list[list[Group]] = []
+        for same_key in by_key.values():
+            if len(same_key) == 1:
+                out.append(same_key)
+            elif all(g._template is not None for g in same_key):
+                out.extend(self._by_template(same_key).values())
+            elif len({self._size(g) for g in same_key}) == 1:
+                out.extend(self._by_form(same_key, position))
+            else:
+                # Settled, subtrees of different sizes differ in structure (equal templates
+                # mean alike children, recursively), so sizes split the key before forms are
+                # compared: the adjust blocks of NASNet's 18 cells come in two sizes, and
+                # deciding all their templates instead cost a sixth of the default render.
+                # A scope nested 3,000 deep is 3,000 sizes of one: no forms are built, which
+                # would each hold every level below.
+                by_size: dict[int, list[Group]] = {}
+                for g in same_key:
+                    by_size.setdefault(self._size(g), []).append(g)
+                for same_size in by_size.values():
+                    out.extend(self._by_form(same_size, position))
+        out.sort(key=lambda same: position[same[0]])
+        return out
+
+    def _by_template(self, groups: list[Group]) -> dict[int, list[Group]]:
+        """Groups by template, in the given order (deciding the templates not yet decided)."""
+        out: dict[int, list[Group]] = {}
+        for g in groups:
+            out.setdefault(self.of(g), []).append(g)
+        return out
+
+    def _by_form(self, groups: list[Group], position: dict[Group, int]) -> list[list[Group]]:
+        """Groups of one invariant and size partitioned by structure: alike when their
+        relative forms are equal, templates deciding only between the forms' first groups."""
+        if len(groups) == 1:
+            return [groups]
+        forms: list[tuple[tuple, list[Group]]] = []
+        for g in groups:
+            form = self._form(g)
+            # Compared, not hashed: hashing a form costs as much as building it, and unequal
+            # forms mostly differ early.
+            same = next((gs for f, gs in forms if f == form), None)
+            if same is None:
+                forms.append((form, [g]))
+            else:
+                same.append(g)
+        if len(forms) == 1:
+            return [forms[0][1]]
+        forms_of = {gs[0]: gs for _, gs in forms}
+        out = []
+        for members in self._by_template([gs[0] for _, gs in forms]).values():
+            merged = [g for rep in members for g in forms_of[rep]]
+            merged.sort(key=position.__getitem__)
+            out.append(merged)
+        return out
+
+    def _form(self, group: Group) -> tuple:
+        """:func:`_relative_form`, remembered until a series is made in its subtree."""
+        self._fresh()
+        if group not in self._forms:
+            self._forms[group] = _relative_form(group, self.h.model.g._succ)
+        return self._forms[group]
+
+    def _fresh(self) -> None:
+        """Forget the forms and sizes of the subtrees a series was made in since: those of the
+        group it was made under and of its ancestors.  The series' members keep theirs (NASNet's
+        cells are compared when their parent settles, and again when a picture colours them)."""
+        made = self.h.series_made
+        if self._forms_made == len(made):
+            return
+        forms, sizes = self._forms, self._sizes
+        seen: set[Group] = set()
+        for g in made[self._forms_made:]:
+            m: Group | None = g
+            while m is not None and m not in seen:  # a shared chain of ancestors once
+                seen.add(m)
+                forms.pop(m, None)
+                sizes.pop(m, None)
+                m = m.parent
+        self._forms_made = len(made)
+
+    def _size(self, group: Group) -> int:
+        """How many members the group's subtree holds as it stands (a form's length), each
+        subtree counted once however deep the nesting: children before parents."""
+        self._fresh()
+        sizes = self._sizes
+        stack: list[tuple[Group, bool]] = [(group, False)]
+        while stack:
+            g, ready = stack.pop()
+            if g in sizes:
+                continue
+            if ready:
+                sizes[g] = 1 + sum(sizes[c] if isinstance(c, Group) else 1
+                                   for c in g._children)
+                continue
+            stack.append((g, True))
+            stack.extend((c, False) for c in g._children
+                         if isinstance(c, Group) and c not in sizes)
+        return sizes[group]
+
+    def _bucket_all(self) -> None:
+        """Key every group by an invariant equal structures share: the multiset of op types
+        below (``op_hash``; a collision only costs work).  It is unchanged by
+        scope series, so groups not yet settled are keyed as they will be."""
+        buckets: dict[tuple, list[Group]] = {}
+        for g in self.h._raw_groups():
+            if _is_group_series(g):
+                continue  # drawn as its members; not an instance of its own
+            key = self._key[g] = (g.op_hash,)
+            buckets.setdefault(key, []).append(g)
+        self._bucketed = buckets
+
+    def complete(self) -> None:
+        """Decide every group, and list the repeated templates in legend order (the viewer's
+        whole-graph palette)."""
+        self.of(self.h.root)
+        instances: dict[int, list[Group]] = {}
+        for g in self.h.all_groups():
+            if not _is_group_series(g):
+                instances.setdefault(self.of(g), []).append(g)
+        for gs in instances.values():
+            gs.sort(key=lambda g: g.name)
+        self.instances = instances
+        self.repeated = _legend_order(instances)
+
+    def representative(self, template: int) -> Group:
+        return self.instances[template][0]
+
+    def picture(self, present: Iterable[Group]) -> PictureColors:
+        """Colours for one picture: its repeated structures ranked among themselves, so a
+        picture of a few groups gets the most distinct colours first.  A structure is keyed
+        by its first instance, which needs no template.
+
+        A picture of most of the tree (``--expand-all``) decides every template in one pass
+        instead: that is linear in the tree, where comparing the relative forms of each
+        group's look-alikes costs a walk of every one of their subtrees.
+        """
+        present = list(present)
+        if 2 * len(present) > len(self.h.groups):
+            self.of(self.h.root)
+        alike: dict[Group, list[Group]] = {}
+        shown: dict[Group, Group] = {}
+        for g in present:
+            same = self.alike(g)
+            if len(same) >= 2:
+                shown[g] = same[0]
+                alike[same[0]] = same
+        return PictureColors(shown, alike, _legend_order(alike))
+
+    def _decide(self, group: Group) -> None:
+        op_ids = self._op_ids
+        # Children's templates are decided first (see :meth:`of`): none is None here.
+        label: dict[int, int] = {
+            id(m): (m._template if isinstance(m, Group)  # type: ignore[misc]
+                    else op_ids.setdefault(m.op, -len(op_ids) - 1))  # type: ignore[attr-defined]
+            for m in group.children}
+        description, exact = _canonical(group, label, self._intern)
+        bucket = self._buckets.setdefault(description, [])
+        template = None
+        named = ordered = graph = None
+        if exact or len(group.children) > _VERIFY_LIMIT:
+            template = bucket[0][0] if bucket else None
+        else:
+            named = _by_names(group, label)
+            template = next((tid for tid, rep, _, _ in bucket
+                             if named is not None and rep == named), None)
+            if template is None and bucket:
+                ordered = _by_order(group, label)
+                template = next((tid for tid, _, rep, _ in bucket if rep == ordered), None)
+            if template is None and bucket:
+                graph = _ChildGraph(group, label)
+                for tid, _, _, rep_graph in bucket:
+                    if rep_graph is not None and _same(graph, rep_graph):
+                        template = tid
+                        break
+        if template is None:
+            self._next += 1
+            template = self._next
+            if not exact:
+                ordered = ordered or _by_order(group, label)
+                graph = graph or _ChildGraph(group, label)
+            bucket.append((template, named, ordered, graph))
+        group._template = template
+
+
+class PictureColors:
+    """The structure colours of one picture (see :meth:`Templates.picture`)."""
+
+    def __init__(self, shown: dict[Group, Group], alike: dict[Group, list[Group]],
+                 repeated: list[Group]) -> None:
+        self.shown, self.alike, self.repeated = shown, alike, repeated
+        self._rank = {t: i for i, t in enumerate(repeated)}
+
+    def color(self, group: Group, theme: str = "light") -> str:
+        t = self.shown.get(group)
+        rank = self._rank.get(t) if t is not None else None
+        return UNIQUE_COLOR[theme] if rank is None else palette(rank, theme)
+
+    def template_color(self, structure: Group, theme: str = "light") -> str:
+        """The colour of a structure, keyed by its first instance."""
+        return palette(self._rank[structure], theme)
+
+
+def _is_group_series(g: Group) -> bool:
+    return g.kind == "series" and bool(g._children) and isinstance(g._children[0], Group)
+
+
+def _drawn_as(g: Group) -> Group:
+    """Whose template a group is drawn in: a series of groups is drawn as its first member."""
+    return g._children[0] if _is_group_series(g) else g  # type: ignore[return-value]
+
+
+def _legend_order(instances: dict[_K, list[Group]]) -> list[_K]:
+    """Structures with two or more instances (keyed by template or by first instance),
+    largest footprint first, then by name."""
+    repeated = [t for t, gs in instances.items() if len(gs) >= 2]
+    repeated.sort(key=lambda t: (-instances[t][0].op_count * len(instances[t]),
+                                 instances[t][0].name))
+    return repeated
+
+
+def legend_labels(groups: list[Group]) -> list[str]:
+    """What the legend calls each structure, by its first instance: the group's label,
+    lengthened by its parents' (``gradients/conv1``) while another row would read the same.
+
+    A training graph's default view shows the model's ``conv1`` and ``conv2`` and the
+    gradients' ``conv1`` and ``conv2``: two structures, each first seen in a group named
+    ``conv1``, whose legend rows read alike.  Each pass lengthens only the rows that still
+    collide, so the passes are at most the deepest name's components.
+    """
+    parts = [[p for p in g.name.split("/") if p] or [g.label] for g in groups]
+    keep = [1] * len(parts)
+    while True:
+        ends = ["/".join(p[-k:]) for p, k in zip(parts, keep, strict=True)]
+        seen: dict[str, int] = {}
+        for end in ends:
+            seen[end] = seen.get(end, 0) + 1
+        grew = False
+        for i, p in enumerate(parts):
+            if seen[ends[i]] > 1 and keep[i] < len(p):
+                keep[i] += 1
+                grew = True
+        if not grew:
+            return ends
+
+
+class _ChildGraph:
+    """A group's children as a labelled digraph (node label = template or op type, edge label
+    = kinds and multiplicity), kept for the isomorphism test that names and order could not
+    settle.  As plain lists: networkx, which runs the test, is imported only when one runs
+    (most pictures never need one, and the import costs more than a small graph's render)."""
+
+    __slots__ = ("_digraph", "edges", "nodes")
+
+    def __init__(self, group: Group, label: dict[int, int]) -> None:
+        self.nodes = [(id(m), label[id(m)]) for m in group.children]
+        self.edges = [(id(a), id(b), (agg.counts["data"], agg.counts["control"],
+                                      agg.counts["ref"]))
+                      for (a, b), agg in group.edges.items()]
+        self._digraph: nx.DiGraph | None = None
+
+    def digraph(self) -> nx.DiGraph:
+        if self._digraph is None:
+            import networkx as nx  # imported when a test runs (see the class docstring)
+
+            g = self._digraph = nx.DiGraph()
+            for n, t in self.nodes:
+                g.add_node(n, t=t)
+            for a, b, kinds in self.edges:
+                g.add_edge(a, b, t=kinds)
+        return self._digraph
+
+
+def _same(g1: _ChildGraph, g2: _ChildGraph) -> bool:
+    from networkx.algorithms.isomorphism import DiGraphMatcher  # see _ChildGraph: on demand
+
+    def match(x: dict, y: dict) -> bool:
+        return x["t"] == y["t"]
+
+    return DiGraphMatcher(g1.digraph(), g2.digraph(), node_match=match,
+                          edge_match=match).is_isomorphic()
+
+
+class _Interner:
+    """Maps structural descriptions (nested tuples) to small ints, the same across groups."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple, int] = {}
+
+    def __call__(self, key: tuple) -> int:
+        found = self.ids.get(key)
+        if found is None:
+            found = self.ids[key] = len(self.ids) + 1
+        return found
+
+
+def _canonical(group: Group, label: dict[int, int], intern: _Interner
+               ) -> tuple[tuple, bool]:
+    """A description of the group's wiring, and whether it is canonical (exact).
+
+    Children's labels are first refined by their neighbourhoods (up to two rounds of colour
+    refinement).  The description is the sorted label multiset and the sorted labelled edge
+    list; it is exact (equal descriptions mean equal structure) when :func:`_determined` says
+    the description pins the graph down.  Otherwise it is only a bucket key, and equality
+    needs an isomorphism check.
+    """
+    children = group.children
+    if len(children) == 1 and not group.edges:
+        return ((label[id(children[0])],), ()), True
+    lab = {id(m): label[id(m)] for m in children}
+    edges = [(id(a), id(b), (agg.counts["data"], agg.counts["control"], agg.counts["ref"]))
+             for (a, b), agg in group.edges.items()]
+    for _ in range(2):
+        if len(set(lab.values())) == len(lab):
+            break
+        ins: dict[int, list] = {k: [] for k in lab}
+        outs: dict[int, list] = {k: [] for k in lab}
+        for a, b, t in edges:
+            outs[a].append((lab[b], t))
+            ins[b].append((lab[a], t))
+        lab = {k: intern((v, tuple(sorted(ins[k])), tuple(sorted(outs[k]))))
+               for k, v in lab.items()}
+    labels = sorted(lab.values())
+    wiring = sorted((lab[a], lab[b], t) for a, b, t in edges)
+    return (tuple(labels), tuple(wiring)), _determined(labels, wiring)
+
+
+def _determined(labels: list[int], wiring: list[tuple]) -> bool:
+    """Whether any two graphs with this description are isomorphic.
+
+    True when every label is distinct.  Also when children that share a label are twins: no
+    edge joins two of them, and each entry of the edge list that touches a shared label occurs
+    once per child bearing it.  Then each such child has the same edges to the same uniquely
+    labelled children, so the description fixes the graph up to swapping twins.  That covers
+    the symmetric groups that used to go to an isomorphism search (a fan-out into two alike
+    ops, several unconnected alike ops), and it is a property of the description alone, so
+    two groups with one description always agree on it.
+    """
+    count: dict[int, int] = {}
+    for x in labels:
+        count[x] = count.get(x, 0) + 1
+    if len(count) == len(labels):
+        return True
+    seen: dict[tuple, int] = {}
+    for entry in wiring:
+        a, b, _ = entry
+        if count[a] > 1 and count[b] > 1:
+            return False
+        seen[entry] = seen.get(entry, 0) + 1
+    return all(n == max(count[e[0]], count[e[1]]) for e, n in seen.items())
+
+
+def _relative_form(group: Group, succ: dict) -> tuple:
+    """The subtree below ``group`` as it stands: each member's parent's position and its op
+    type (or group kind), in tree order, and the model edges inside between positions, sorted.
+
+    Equal forms mean the subtrees match member for member and edge for edge, position for
+    position, so their structures are equal (names are not structure: Keras numbers every
+    layer of a model apart, ``activation_46`` in one cell and ``activation_58`` in the next;
+    nor is the name of the function a body comes from, one per layer in Keras 2).  The tree
+    is read as it stands (``_children``), settling nothing: the scope series still to be made
+    depend only on what the form records, so subtrees equal now stay equal once settled.
+    """
+    members: list[tuple] = []
+    position: dict[str, int] = {}  # op name -> its place in ``members``
+    stack: list[tuple[Member, int]] = [(c, -1) for c in reversed(group._children)]
+    while stack:
+        m, parent = stack.pop()
+        here = len(members)
+        if isinstance(m, Group):
+            members.append((parent, m.kind))
+            stack.extend((c, here) for c in reversed(m._children))
+        else:
+            members.append((parent, m.op))  # type: ignore[attr-defined]
+            position[m.name] = here
+    edges = []
+    for u, a in position.items():
+        for v, keydict in succ[u].items():
+            b = position.get(v)
+            if b is not None:
+                for k, d in keydict.items():
+                    edges.append((a, b, k, d["kind"]))
+    edges.sort()
+    return members, edges
+
+
+def _natural(label: str) -> list:
+    """Sort key: numbers in a name compared as numbers (``add_9`` before ``add_10``)."""
+    parts: list = _DIGITS.split(label)
+    parts[1::2] = [int(p) for p in parts[1::2]]
+    return parts
+
+
+def _by_order(group: Group, label: dict[int, int]) -> tuple:
+    """The group's wiring by its children's places in natural name order.
+
+    Two groups with equal results are isomorphic, the places being the witness.  This proves
+    the sections of one series alike (``add_1…add_200`` against ``add_201…add_400``), whose
+    names differ and whose chain of identical ops defeats both the refinement in
+    :func:`_canonical` and, slowly, the isomorphism search (25,000 chained ops took 22 s).
+    """
+    children = sorted(group.children, key=lambda m: _natural(m.label))
+    place = {id(m): i for i, m in enumerate(children)}
+    edges = sorted((place[id(a)], place[id(b)], agg.counts["data"], agg.counts["control"],
+                    agg.counts["ref"]) for (a, b), agg in group.edges.items())
+    return tuple(label[id(m)] for m in children), tuple(edges)
+
+
+def _by_names(group: Group, label: dict[int, int]) -> tuple | None:
+    """The group's wiring keyed by its children's local names, or None if names repeat.
+
+    Two groups with equal results are isomorphic, the name bijection being the witness; this
+    proves the usual case (repeated blocks built by the same code) without a search.
+    """
+    names = {m.label: label[id(m)] for m in group.children}
+    if len(names) != len(group.children):
+        return None
+    edges = sorted((a.label, b.label, agg.counts["data"], agg.counts["control"],
+                    agg.counts["ref"]) for (a, b), agg in group.edges.items())
+    return tuple(sorted(names.items())), tuple(edges)

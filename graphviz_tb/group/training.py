@@ -1,0 +1,255 @@
+"""TF2 training steps: the loose ops TF2 names at the top level (gradient sums, captured
+variables, slot initialisers) join the group they serve, and the step's parts (model,
+gradients, optimizer) are named for the first picture."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
+from .partition import ChildGraph, strong_components, topological_order
+from .tree import Group, Hierarchy, Member, OpNode, TrainingParts, fix_depths, op_members
+
+#: The scope TF2 puts a ``GradientTape``'s gradients under (``gradient_tape/<model>/...``).
+GRADIENT_SCOPE = "gradient_tape"
+
+
+#: Ops whose output leaves the graph (the step's results): they stay where the user sees them.
+_OUTPUT_OPS = frozenset({"Identity", "IdentityN", "_Retval", "NoOp"})
+
+
+#: An op-named scope this small (``sub_7`` holding ``sub_7/x``: an op and its constants) is as
+#: loose as an op of its own.
+_LOOSE_SCOPE_OPS = 4
+
+
+#: Names that are bookkeeping by convention (``init``, ``save``, summaries ...), whatever
+#: their degree: drawn aside (:mod:`graphviz_tb.view.auxiliary`), never opened by themselves, never
+#: given loose ops.
+_CONVENTIONAL = re.compile(
+    r"^(init(_\d+)?|save(_\d+)?|summaries|MergeSummary(_\d+)?|global_step|"
+    r"report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$"
+)
+
+
+def is_bookkeeping(label: str) -> bool:
+    """Is this a name conventional for bookkeeping (``init``, ``save``, ``summaries`` ...)?"""
+    return _CONVENTIONAL.match(label) is not None
+
+
+def _loose(h: Hierarchy, m: Member) -> bool:
+    """Is this child an op with no scope of its own, a tiny scope named after its op, or a
+    function call (TF2 calls the gradient of a function through one at the top level)?"""
+    if isinstance(m, OpNode):
+        return True
+    if not isinstance(m, Group) or m.name not in h.ops:
+        return False
+    return m.kind == "function" or (m.kind == "scope" and len(
+        m._children) <= _LOOSE_SCOPE_OPS and not any(isinstance(c, Group) for c in m._children))
+
+
+def _unit_ops(m: Member) -> list[OpNode]:
+    return [m] if isinstance(m, OpNode) else op_members(m)  # type: ignore[arg-type, list-item]
+
+
+def _anchored(h: Hierarchy, m: Member) -> bool:
+    """Does this loose child hold a graph input or a result (which stay in sight)?"""
+    nodes, succ = h.model.g._node, h.model.g._succ
+    # A call's body has arguments and results of its own; the call itself is what counts.
+    for op in [h.ops[m.name]] if isinstance(m, Group) and m.kind == "function" \
+            else _unit_ops(m):
+        kind = nodes[op.name]["op"]
+        if kind in DATA_SOURCE_OPS and not is_parameter(h, op.name, 0):
+            return True
+        if kind in _OUTPUT_OPS and not succ[op.name]:
+            return True
+    return False
+
+
+def _captured(h: Hierarchy, m: Member) -> bool:
+    """Is this a captured variable as TF2 names it among a function's arguments
+    (``*_readvariableop_resource``)?  (A graph's own capture, ``…/ReadVariableOp/resource``,
+    sits inside its reader's scope already.)"""
+    return isinstance(m, OpNode) and m.label.endswith("_resource") \
+        and m.op in DATA_SOURCE_OPS and is_parameter(h, m.name, 0)
+
+
+def _common(a: Group, b: Group) -> Group:
+    """The lowest group holding both."""
+    while a.depth > b.depth:
+        a = a.parent  # type: ignore[assignment]
+    while b.depth > a.depth:
+        b = b.parent  # type: ignore[assignment]
+    while a is not b:
+        a, b = a.parent, b.parent  # type: ignore[assignment]
+    return a
+
+
+def adopt_loose_ops(h: Hierarchy) -> None:
+    """Ops with no scope of their own that serve a group are drawn with it.
+
+    TF2 names some ops of a traced training step at the top level: the gradient sums
+    (``AddN_k``, one per tensor with several consumers: hundreds in a ResNet), ops of custom
+    gradients (EfficientNet's swish), captured variables (``*_readvariableop_resource``) and
+    the optimizer's slot initialisers (``zeros_N``).  Left there they are a fan of hundreds of
+    loose boxes wired across the picture.  In a group (the root, a function body, one graph
+    of a logdir) holding a ``gradient_tape`` scope, every loose op that is not an input or a
+    result joins a neighbouring group; elsewhere only captured variables do (see
+    :func:`_adopt_in`).
+    """
+    for container in [h.root, *list(h.groups.values())]:
+        kids = container._children
+        grads = next((c for c in kids if isinstance(c, Group) and c.label == GRADIENT_SCOPE
+                      and not _loose(h, c)), None)
+        if grads is None and not any(_captured(h, c) for c in kids):
+            continue
+        _adopt_in(h, container, grads)
+
+
+def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
+    """Move the loose children of ``container`` into the groups they serve.
+
+    The container's children are ranked in dataflow order (the condensation of their DAG).
+    In that order, a loose child whose inputs all come from groups joins the latest of them;
+    then, in reverse order, one with no inputs joins the earliest group it feeds, and one
+    wired to nothing joins the optimizer.  Every edge between children then still runs from
+    an earlier rank to a later one, so no loop appears that was not there (the user's own
+    scopes may hold loops already).  Inside its group, a child goes to the lowest subgroup
+    holding the ops it is wired to.
+    """
+    kids = container._children
+    where = child_index(kids)
+    succ = h.model.g._succ
+    edges: set[tuple[int, int]] = set()
+    from_grads: dict[int, int] = defaultdict(int)
+    g_index = kids.index(grads) if grads is not None else -1
+    for u, i in where.items():
+        for v, keydict in succ[u].items():
+            j = where.get(v)
+            if j is None or j == i or all(d["back"] for d in keydict.values()):
+                continue
+            edges.add((i, j))
+            if i == g_index:
+                from_grads[j] += len(keydict)
+    graph = ChildGraph(len(kids), sorted(edges))
+    component = strong_components(graph)
+    rank = [-c for c in component]  # Tarjan numbers sinks first: a -> b means rank a < rank b
+    loose = [i for i, c in enumerate(kids) if _loose(h, c) and not _anchored(h, kids[i])]
+    if grads is None:
+        loose = [i for i in loose if _captured(h, kids[i])]
+    target = [isinstance(c, Group) and not _loose(h, c) and not is_bookkeeping(c.label)
+              for c in kids]
+    optimizer = max((j for j in from_grads if target[j] and j != g_index),
+                    key=lambda j: (from_grads[j], kids[j].name), default=None)
+    size = [0] * len(kids)
+    for i in where.values():
+        size[i] += 1
+    home = list(range(len(kids)))
+    key = lambda j: (rank[j], kids[j].name)  # noqa: E731
+    # Loose ops in dataflow order among themselves too: a chain of them (a custom gradient)
+    # may sit on a loop through the gradient scope, where ranks do not order it.
+    ranked = sorted(loose, key=key)
+    among = {i: n for n, i in enumerate(ranked)}
+    chain = ChildGraph(len(among), [(among[a], among[b]) for a in among
+                                    for b in graph.succ[a] if b in among])
+    order = [ranked[n] for n in topological_order(chain)]
+    # Inputs from loose sources (constants) do not count: those follow their consumers.
+    fed = {i: {p for p in graph.pred[i] if not (p in among and not graph.pred[p])}
+           for i in order}
+    for i in order:  # inputs before their consumers
+        ins = {home[p] for p in fed[i]}
+        if ins and all(target[j] for j in ins):
+            home[i] = _bigger(max(ins, key=key), i, size)
+    for i in reversed(order):  # consumers before their inputs
+        outs = {home[s] for s in graph.succ[i]}
+        if g_index >= 0 and outs == {g_index} and home[i] != g_index and all(
+                rank[home[p]] <= rank[g_index] for p in graph.pred[i]):
+            # What feeds only the gradients is part of them (a custom gradient recomputing
+            # the model's activations), though it reads the model: still forwards.
+            home[i] = g_index
+            continue
+        if fed[i] or home[i] != i:
+            continue
+        if outs and all(target[j] for j in outs):
+            home[i] = _bigger(min(outs, key=key), i, size)
+        elif not outs and optimizer is not None:
+            home[i] = optimizer
+    if optimizer is not None and grads is not None:
+        model = max((j for j in range(len(kids)) if target[j] and j not in (g_index, optimizer)),
+                    key=lambda j: (size[j], kids[j].name), default=None)
+        h.training[container] = TrainingParts(
+            grads, kids[optimizer], None if model is None else kids[model]  # type: ignore[arg-type]
+        )
+    moved = [i for i in order if home[i] != i]
+    if not moved:
+        return
+    _place(h, kids, moved, home, where)
+    gone = {id(kids[i]) for i in moved}
+    container._children = [c for c in kids if id(c) not in gone]
+
+
+def _bigger(j: int, i: int, size: list[int]) -> int:
+    """``j`` if that group is bigger than the loose child ``i`` (a call holding the model
+    itself is not a loose op of a smaller group), else ``i``: it stays."""
+    return j if size[j] > size[i] else i
+
+
+def _place(h: Hierarchy, kids: list[Member], moved: list[int], home: list[int],
+           where: dict[str, int]) -> None:
+    """Put each moved child into the lowest group of its new home holding what it is wired to.
+
+    Its neighbours in the home count where they are; a neighbour in the model, seen from the
+    gradient scope, counts as its mirror (``gradient_tape/<its scope>``) where that exists;
+    a neighbour adopted too counts where it went (a second pass, for chains of them).
+    """
+    succ, pred, ops = h.model.g._succ, h.model.g._pred, h.ops
+    gradients = {parts.gradients for parts in h.training.values()}
+    spots: dict[int, Group | None] = {}
+    later: dict[int, list[int]] = {}
+    for i in moved:
+        top = kids[home[i]]
+        assert isinstance(top, Group)
+        spot: Group | None = None
+        for op in _unit_ops(kids[i]):
+            for v in (*pred[op.name], *succ[op.name]):
+                j = where.get(v)
+                if j is None or j == i:
+                    continue
+                if j == home[i]:
+                    at: Group | None = ops[v].parent  # type: ignore[assignment]
+                elif home[j] != j:  # adopted too: counted where it goes, below
+                    later.setdefault(i, []).append(j)
+                    continue
+                elif top in gradients:
+                    at = _mirror(h, top, ops[v].parent)  # type: ignore[arg-type]
+                else:
+                    continue
+                if at is not None:
+                    spot = at if spot is None else _common(spot, at)
+        spots[i] = spot
+    for i in moved:
+        for j in later.get(i, ()):
+            at = spots.get(j)
+            if at is not None and home[j] == home[i]:
+                spot = spots[i]
+                spots[i] = at if spot is None else _common(spot, at)
+    for i in moved:
+        m, into = kids[i], spots[i] or kids[home[i]]
+        assert isinstance(into, Group)
+        m.parent = into
+        m.depth = into.depth + 1
+        into._children.append(m)
+        if isinstance(m, Group):
+            fix_depths(m)
+
+
+def _mirror(h: Hierarchy, gradients: Group, scope: Group) -> Group | None:
+    """The deepest group of ``gradients`` named after ``scope`` or one of its ancestors
+    (``gradient_tape/resnet50_1/conv2_block1_add`` for ``resnet50_1/conv2_block1_add``)."""
+    while scope is not None and scope.name:
+        found = h.groups.get(f"{gradients.name}/{scope.name}")
+        if found is not None:
+            return found
+        scope = scope.parent  # type: ignore[assignment]
+    return None

@@ -1,0 +1,516 @@
+"""The scope tree: ops grouped by name scope, function body, shared name prefix and series.
+
+An op ``a/b/c`` lives in group ``a/b``.  An op whose name is also a scope (``a/b`` beside
+``a/b/...``) stays a distinct leaf inside that group, as TensorBoard draws it.  Function bodies
+opened by :mod:`graphviz_tb.model.calls` become groups of kind ``function``.  Flat Keras 3 names
+(every layer directly under the model) are split into virtual ``prefix`` groups by shared name
+prefix, and runs of numbered siblings become ``series`` groups.
+
+Every edge of the op graph is aggregated exactly once, at the lowest group containing both ends,
+into an :class:`AggEdge` between two children of that group.  That is what a per-group layout
+needs: a group's own picture is its children plus the edges between them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..model.graph import CONTROL, DATA, REF
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Container, Iterable, Iterator
+
+    from ..model.graph import GraphModel
+    from .templates import Templates
+
+__all__ = [
+    "AggEdge",
+    "Group",
+    "Hierarchy",
+    "Member",
+    "OpNode",
+    "TrainingParts",
+    "is_section",
+    "scope_path",
+]
+
+#: The numbers in a name.
+DIGITS = re.compile(r"(\d+)")
+_NAME = attrgetter("name")
+
+
+class Member:
+    """Anything drawn: an op or a group.  ``name`` is the full name; identity is the object.
+
+    Plain classes with slots, not dataclasses: a 65,000-op graph makes about 100,000 members,
+    and their construction was a tenth of the default render.
+    """
+
+    __slots__ = ("depth", "label", "name", "parent")
+
+    def __init__(self, name: str, parent: Group | None = None, depth: int = 0) -> None:
+        self.name = name
+        self.parent = parent
+        self.depth = depth
+        #: The short name shown in the picture: the last scope component.
+        self.label = label_of(name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def ancestors(self) -> Iterator[Group]:
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+
+class OpNode(Member):
+    """One op of the model, as a leaf of the hierarchy."""
+
+    __slots__ = ("op", "role")
+    is_group = False
+
+    def __init__(self, name: str, parent: Group, label: str, op: str, role: str) -> None:
+        # No super().__init__: one call per op of the graph, and the caller has the label.
+        self.name, self.parent, self.depth, self.label = name, parent, 0, label
+        self.op = op
+        self.role = role
+
+
+class AggEdge:
+    """Edges between two children of one group, counted by kind.
+
+    ``edges`` lists the model edges ``(src, dst, key)`` it stands for, so tracing and shape
+    labels can reach the real tensors; ``back`` counts edges that close cycles.  (A plain class
+    with slots: a 65,000-op graph makes about 100,000 of these.)
+    """
+
+    __slots__ = ("back", "counts", "dst", "edges", "src")
+
+    def __init__(self, src: Member, dst: Member, counts: dict[str, int] | None = None,
+                 back: int = 0, edges: list[tuple[str, str, int]] | None = None) -> None:
+        self.src, self.dst = src, dst
+        self.counts = counts if counts is not None else {DATA: 0, CONTROL: 0, REF: 0}
+        self.back = back
+        self.edges = edges if edges is not None else []
+
+    @property
+    def kind(self) -> str:
+        """The style to draw: data wins over ref, ref over control."""
+        if self.counts[DATA]:
+            return DATA
+        return REF if self.counts[REF] else CONTROL
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+class Group(Member):
+    """A collapsible group: ``root``, ``scope``, ``function``, ``prefix``, ``series``,
+    ``block`` or ``section`` (a slice of an oversized group).
+
+    ``edges`` are aggregated on first use (see :class:`Hierarchy`): a picture needs them only
+    for the groups it draws.  ``_template`` is the structural template id that
+    :class:`~graphviz_tb.group.templates.Templates` decides.
+    """
+
+    __slots__ = ("_children", "_edges", "_template", "function", "kind", "op_count", "op_hash",
+                 "owner")
+    is_group = True
+
+    def __init__(self, name: str, owner: Hierarchy, parent: Group | None = None,
+                 depth: int = 0, kind: str = "scope") -> None:
+        super().__init__(name, parent, depth)
+        self.owner = owner
+        self.kind = kind
+        self._children: list[Member] = []
+        self.op_count = 0
+        #: The sum of the hashes of the op types below: equal structure, equal sum.
+        self.op_hash = 0
+        self.function: str | None = None
+        self._edges: dict[tuple[Member, Member], AggEdge] | None = None
+        self._template: int | None = None
+
+    @property
+    def children(self) -> list[Member]:
+        """The members directly in this group."""
+        return self._children
+
+    @property
+    def edges(self) -> dict[tuple[Member, Member], AggEdge]:
+        """The model edges between two of this group's children, aggregated per pair."""
+        if self._edges is None:
+            self.owner.aggregate(self)
+        return self._edges  # type: ignore[return-value]
+
+    def walk(self) -> Iterator[Member]:
+        """Every member below this group, parents before children, iteratively (deep trees)."""
+        stack: list[Member] = list(reversed(self._children))
+        while stack:
+            member = stack.pop()
+            yield member
+            if isinstance(member, Group):
+                stack.extend(reversed(member._children))
+
+
+class TrainingParts(NamedTuple):
+    """What a reader sees in a TF2 training step: the model, its gradients (``gradient_tape``,
+    mirroring the model) and the optimizer's updates."""
+
+    gradients: Group
+    optimizer: Group
+    model: Group | None
+
+
+class Hierarchy:
+    """The tree of groups over a :class:`~graphviz_tb.model.graph.GraphModel`.
+
+    Built in two steps.  Eagerly: every op placed, every scope, prefix, op series and section
+    group made.  On demand: scope series (numbered sibling groups folded into one when their
+    structural templates agree), which need templates and so cost as much as the rest of the
+    tree together; a group's own series are made when its ``children`` are first read, and
+    :meth:`settle` makes them for a whole subtree.  Aggregated edges and templates are also
+    computed when first asked for.  The default view of NASNet-Large reads the children of one
+    group of 35,000 and the edges of the same one, which is what brings it within a few times
+    the protobuf parse.  :meth:`complete` computes everything, for the interactive viewer.
+
+    Settling in any order gives the same tree: a group's series depend only on its children's
+    subtrees, which are settled first, and change nothing outside its own subtree.
+    """
+
+    def __init__(self, model: GraphModel, series_min: int | None = None) -> None:
+        self.model = model
+        #: The shortest scope series to make; None when series are off.
+        self.series_min = series_min
+        #: The group under which each series was made, in order: the subtrees of it and of its
+        #: ancestors changed then (and no others did).
+        self.series_made: list[Group] = []
+        self.root = Group("", self, kind="root")
+        #: Every group by full name; scope series appear here once made (see :meth:`settle`).
+        self.groups: dict[str, Group] = {}
+        self.ops: dict[str, OpNode] = {}
+        #: Structural templates, made by :func:`~graphviz_tb.group.build.build_hierarchy` once
+        #: the tree is grouped.
+        self.templates: Templates
+        #: The blocks each group was cut into (see :func:`find_blocks`), in dataflow order.
+        self.block_order: dict[Group, list[Group]] = {}
+        #: Groups holding a TF2 training step -> its parts (see :func:`adopt_loose_ops`):
+        #: the first picture opens the model and leaves the gradients and optimizer closed.
+        self.training: dict[Group, TrainingParts] = {}
+        self._meet: Meetings | None = None
+        self._order: dict[str, int] | None = None
+
+    def meetings(self) -> Meetings:
+        """Where every model edge meets, kept true as the tree is regrouped (see
+        :class:`Meetings`); made when the eager regrouping starts, and read by settling and
+        aggregation after."""
+        if self._meet is None:
+            self._meet = Meetings(self)
+        return self._meet
+
+    def lookup(self, name: str) -> Member | None:
+        """The group of that full name, else the op of that name."""
+        return self.groups.get(name) or self.ops.get(name)
+
+    def title(self, m: Member) -> str:
+        """The name a picture gives a member, one per drawn box: its full name, except for an
+        op that shares its name with a scope (drawn inside that scope, beside the scope's own
+        box), which is ``scope/(label)`` as TensorBoard names it."""
+        if isinstance(m, OpNode) and m.name in self.groups:
+            return f"{m.name}/({m.label})"
+        return m.name
+
+    def all_groups(self) -> Iterator[Group]:
+        """The root, then every group in creation order."""
+        return self._raw_groups()
+
+    def _raw_groups(self) -> Iterator[Group]:
+        """The root, then every group made so far (a list copy: callers may add groups)."""
+        yield self.root
+        yield from list(self.groups.values())
+
+    def aggregate(self, group: Group) -> None:
+        """Fill one group's ``edges``: every model edge between two different children.
+
+        Read from the edges meeting in the group (see :class:`Meetings`), in model order
+        (source op, then destination, then input slot), the order :func:`aggregate_edges`
+        uses, so a group's edges do not depend on which of the two filled them.
+        """
+        group.children  # noqa: B018  (its series made first: they change what meets in it)
+        meet = self.meetings()
+        ops, succ, pairs = self.ops, self.model.g._succ, meet.pairs
+        edges: dict[tuple[Member, Member], AggEdge] = {}
+        for i in meet.of(group):
+            u, v = pairs[i]
+            a, b = child_of(group, ops[u]), child_of(group, ops[v])
+            if b is a and (u != v or isinstance(a, Group)):
+                continue  # within one child (only an op's self-loop stays)
+            count_into(edges, a, b, u, v, succ[u][v])
+        group._edges = edges
+
+    def order(self) -> dict[str, int]:
+        """Each op's position in the model (edge aggregation visits ops in this order)."""
+        if self._order is None:
+            self._order = {name: i for i, name in enumerate(self.model.g._succ)}
+        return self._order
+
+
+
+def count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member, u: str,
+                v: str, keydict: dict[int, dict[str, Any]]) -> None:
+    """Add the model edges ``u -> v`` (one per input slot) to the aggregate ``a -> b``."""
+    agg = edges.get((a, b))
+    if agg is None:
+        agg = edges[(a, b)] = AggEdge(a, b)
+    counts, members = agg.counts, agg.edges
+    for k, d in keydict.items():
+        counts[d["kind"]] += 1
+        agg.back += d["back"]
+        members.append((u, v, k))
+
+
+def label_of(name: str) -> str:
+    return name.rstrip("/").rsplit("/", 1)[-1] or name
+
+
+def scope_path(name: str) -> list[str]:
+    """Scope path of a name; empty components (``a//b``, a trailing ``/``) are dropped."""
+    if "//" not in name and name[:1] != "/" and name[-1:] != "/":
+        return name.split("/")
+    parts = [p for p in name.split("/") if p]
+    return parts or [name]
+
+
+def ordered(members: list[Member]) -> list[Member]:
+    """Deterministic child order: groups first, then ops, each by name."""
+    groups = [m for m in members if isinstance(m, Group)]
+    ops = [m for m in members if not isinstance(m, Group)]
+    groups.sort(key=_NAME)
+    ops.sort(key=_NAME)
+    return groups + ops
+
+
+def is_section(m: Member) -> bool:
+    """Is this a section: a numbered slice of a group too big for one layout?"""
+    return isinstance(m, Group) and m.kind == "section"
+
+
+def reparent(members: list[Member], new: Group) -> None:
+    """Move members into a new group (depths are fixed once, after all regrouping)."""
+    for m in members:
+        m.parent = new
+    new._children = list(members)
+
+
+def fix_depths(group: Group) -> None:
+    stack = [group]
+    while stack:
+        g = stack.pop()
+        depth = g.depth + 1
+        for m in g._children:
+            m.depth = depth
+            if isinstance(m, Group):
+                stack.append(m)
+
+
+def op_names(group: Group) -> list[str]:
+    """The names of every op below a group."""
+    return [m.name for m in op_members(group)]
+
+
+def op_members(group: Group) -> list[OpNode]:
+    """Every op below a group (a plain loop: this runs over whole graphs)."""
+    out: list[OpNode] = []
+    stack = [group]
+    while stack:
+        for m in stack.pop()._children:
+            if isinstance(m, Group):
+                stack.append(m)
+            else:
+                out.append(m)  # type: ignore[arg-type]
+    return out
+
+
+def lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
+    """The two children of the lowest common group of ``a`` and ``b``."""
+    while a.depth > b.depth:
+        a = a.parent  # type: ignore[assignment]
+    while b.depth > a.depth:
+        b = b.parent  # type: ignore[assignment]
+    while a.parent is not b.parent:
+        a, b = a.parent, b.parent  # type: ignore[assignment]
+    return a, b
+
+
+def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
+    """Fill the ``edges`` of every group (or of every group in ``top``'s subtree) in one pass:
+    each model edge goes to its lowest common group (see module docstring).  Groups that
+    already have theirs keep them (the same content, from :meth:`Hierarchy.aggregate`)."""
+    ops = h.ops
+    if top is None or top is h.root:
+        top = h.root
+        names: Iterable[str] = h.model.g._succ
+        inside: Container[str] = ops
+    else:
+        inside = set(op_names(top))
+        names = sorted(inside, key=h.order().__getitem__)
+    found: dict[Group, dict[tuple[Member, Member], AggEdge]] = {top: {}}
+    found.update((m, {}) for m in top.walk() if isinstance(m, Group))
+    succ = h.model.g._succ
+    for u in names:  # per (u, v) pair: one walk up the tree
+        a0 = ops[u]
+        for v, keydict in succ[u].items():
+            if v not in inside:
+                continue
+            a: Member
+            b: Member
+            if a0.parent is ops[v].parent or u == v:
+                a, b = a0, ops[v]
+            else:
+                a, b = lowest_children(a0, ops[v])
+            count_into(found[a.parent], a, b, u, v, keydict)  # type: ignore[index]
+    for group, edges in found.items():
+        if group._edges is None:
+            group._edges = edges
+
+
+# --------------------------------------------------------------------------- dataflow
+
+#: Kinds of group the hierarchy invents (the user's scopes and function bodies are not).
+INVENTED = frozenset({"prefix", "series", "section", "block"})
+
+
+# ------------------------------------------------------------------ TF2 training steps
+
+
+def child_of(group: Group, m: Member) -> Member:
+    """The child of ``group`` that holds ``m`` (a member below it)."""
+    while m.parent is not group:
+        m = m.parent  # type: ignore[assignment]
+    return m
+
+
+def ops_below(m: Member) -> int:
+    return 1 if isinstance(m, OpNode) else len(op_members(m))  # type: ignore[arg-type]
+
+
+def dissolve(h: Hierarchy, g: Group) -> None:
+    """Forget an invented group: its members belong to its parent again."""
+    for m in g._children:
+        m.parent = g.parent
+    del h.groups[g.name]
+
+
+def free_name(h: Hierarchy, name: str) -> str:
+    """``name``, or ``name (2)``, ``name (3)`` ... if a group or op has it already."""
+    candidate, n = name, 2
+    while candidate in h.groups or candidate in h.ops:
+        candidate, n = f"{name} ({n})", n + 1
+    return candidate
+
+
+class Meetings:
+    """Where every model edge meets: the lowest group holding both its ends.
+
+    Each (source op, destination op) pair is listed once in ``pairs``, in model order (source
+    op, then its destinations in adjacency order: the order edges are aggregated in), and each
+    group holds the indices of the pairs meeting in it, ascending (``at``).  A group's
+    aggregated edges and its children's DAG are then read from the edges meeting in it, in
+    time proportional to those, not to everything below it (the root of a 65,000-op graph
+    has a few dozen).  Regrouping keeps it true cheaply (:meth:`move`, :meth:`settle`).
+    ``closing`` holds the pairs a DAG of children leaves out: self-loops, and pairs whose
+    every edge closes a loop.
+    """
+
+    __slots__ = ("at", "closing", "pairs")
+
+    def __init__(self, h: Hierarchy) -> None:
+        fix_depths(h.root)  # the walk up to the lowest common group compares depths
+        ops, succ = h.ops, h.model.g._succ
+        pairs: list[tuple[str, str]] = []
+        closing: set[int] = set()
+        at: dict[Group, list[int]] = defaultdict(list)
+        for u, nbrs in succ.items():
+            a0 = ops[u]
+            pa = a0.parent
+            for v, keydict in nbrs.items():
+                i = len(pairs)
+                pairs.append((u, v))
+                for d in keydict.values():
+                    if not d["back"]:
+                        break
+                else:
+                    closing.add(i)  # every edge u -> v closes a loop
+                pb = ops[v].parent
+                if pa is pb:
+                    meet = pa
+                elif pa.parent is pb.parent:  # type: ignore[union-attr]
+                    meet = pa.parent  # type: ignore[union-attr]  # one layer to the next
+                else:
+                    meet = lowest_children(a0, ops[v])[0].parent
+                if u == v:
+                    closing.add(i)
+                at[meet].append(i)  # type: ignore[index]
+        self.pairs, self.closing, self.at = pairs, closing, at
+
+    def of(self, group: Group) -> list[int]:
+        """The pairs meeting in ``group``."""
+        return self.at.get(group, [])
+
+    def move(self, old: Group, new: Group) -> None:
+        """The edges meeting in ``old`` (dissolved into ``new``) meet in ``new`` now."""
+        moved = self.at.pop(old, None)
+        if moved:
+            self._add(new, moved)
+
+    def settle(self, h: Hierarchy, group: Group, made: list[Group]) -> None:
+        """New groups were made under ``group``: edges with both ends in one of them meet
+        there."""
+        inside = {id(g) for g in made}
+        kept: list[int] = []
+        into: dict[Group, list[int]] = {}
+        ops, pairs, children = h.ops, self.pairs, group._children
+        slot = child_slots(group, children)
+        for i in self.at.get(group, ()):
+            u, v = pairs[i]
+            a = slot(ops[u])
+            if id(children[a]) in inside and a == slot(ops[v]):
+                into.setdefault(children[a], []).append(i)  # type: ignore[arg-type]
+            else:
+                kept.append(i)
+        self.at[group] = kept
+        for g, indices in into.items():
+            self._add(g, indices)
+
+    def _add(self, group: Group, indices: list[int]) -> None:
+        """Add ascending indices to a group's, keeping them ascending (a merge of two runs)."""
+        mine = self.at[group]
+        ordered = not mine or mine[-1] < indices[0]
+        mine.extend(indices)
+        if not ordered:
+            mine.sort()
+
+
+def child_slots(group: Group, children: list[Member]) -> Callable[[Member], int]:
+    """A function from a member below ``group`` to the index of the child holding it.
+
+    Remembered per parent group, so each group below is climbed from once, not once per edge
+    (a flat optimizer group's 40,000 ops share a few hundred parents)."""
+    index = {id(c): i for i, c in enumerate(children)}
+    above: dict[int, int] = {}
+
+    def slot(m: Member) -> int:
+        p = m.parent
+        if p is group:
+            return index[id(m)]
+        found = above.get(id(p))
+        if found is None:
+            found = above[id(p)] = index[id(child_of(group, p))]  # type: ignore[arg-type]
+        return found
+
+    return slot

@@ -1,0 +1,208 @@
+"""What each box and edge says, and so how big it is: a collapsed member's label lines and size,
+an edge's shape label and width.  Both writers draw these words, and the layout sizes them."""
+
+from __future__ import annotations
+
+import math
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from ..group.tree import AggEdge, Group, Member, OpNode
+from ..model.graph import CONTROL, DATA, REF
+from ..model.shapes import format_shape, tensor_bytes
+from ..style import CHAR_WIDTH
+
+if TYPE_CHECKING:
+    from ..group.tree import Hierarchy
+    from ..model.shapes import TensorInfo
+
+__all__ = ["MAX_EDGE_LABEL", "MAX_LINE", "WRAP", "WRAP_MOST", "Carried", "carried_tensors",
+           "edge_look", "label_lines", "leaf_size", "outline", "tensor_lines", "text_width"]
+
+
+#: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
+MAX_EDGE_LABEL = 40
+
+
+#: An edge's width weighs at most this many of the tensors it carries.
+_WEIGHED = 64
+
+
+def text_width(text: str, size: float) -> float:
+    return len(text) * size * CHAR_WIDTH
+
+
+def _is_const(m: OpNode) -> bool:
+    return m.op in ("Const", "HostConst")
+
+
+#: A box's name longer than this is drawn on two lines ...
+WRAP = 28
+
+
+#: ... and one longer than this is cut (with ``…``) first.
+WRAP_MOST = 60
+
+
+#: A line may end after one of these: the separators of TensorFlow's generated names.
+_BREAKS = frozenset("_-/.: ")
+
+
+def label_lines(label: str) -> list[str]:
+    """The lines a box shows its name on: one, or two for a name longer than :data:`WRAP`,
+    broken after the separator (or between the words of ``CamelCase``) nearest the middle, at
+    the middle when none is within a quarter of the length; a block's name (``first … last``)
+    breaks after its ``…`` when that is within a quarter.
+
+    TF2 names the arguments a function captures after the op that reads them
+    (``keras_cnn_1_conv_a_1_convolution_readvariableop_resource``): a row of them on one line
+    each made keras_cnn's first picture 3,569 px wide.  The viewer wraps rule for rule
+    (``labelLines`` in draw.js); the box sizes it draws come from here.
+    """
+    if len(label) <= WRAP:
+        return [label]
+    if len(label) > WRAP_MOST:
+        label = label[:WRAP_MOST - 1] + "…"
+    mid = len(label) // 2
+    best = -1
+    for i in range(1, len(label)):
+        if (label[i - 1] in _BREAKS or (label[i - 1].islower() and label[i].isupper())) \
+                and abs(i - mid) < abs(best - mid):
+            best = i
+    block = label.find(" … ") + 3  # a block named by its first and last members: between them
+    if block > 2 and abs(block - mid) <= len(label) // 4:
+        best = block
+    cut = best if abs(best - mid) <= len(label) // 4 else mid
+    return [label[:cut], label[cut:]]
+
+
+def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[str, ...]]:
+    """Size in points and label lines of a collapsed member.
+
+    ``note`` joins the second line (an op's type, a group's op count): what the member cost
+    when colouring by cost.  A constant has one small line, and the note below it.
+    """
+    if isinstance(m, OpNode):
+        if _is_const(m):
+            lines: tuple[str, ...] = (m.label, note) if note else (m.label,)
+            width = max(text_width(t, 8) for t in lines) + 14
+            return max(36.0, width), 30.0 if note else 20.0, lines
+        second = _with_note(m.op, note) if note else m.op
+        lines = (m.label, second) if second != m.label else (m.label,)
+        name = label_lines(m.label)
+        w = max(*(text_width(t, 10) for t in name), text_width(second, 8)) * 1.15 + 24
+        return (max(54.0, w), (36.0 if len(lines) == 2 else 28.0) + 12.0 * (len(name) - 1),
+                lines)
+    assert isinstance(m, Group)
+    caption = _group_caption(m)
+    lines = (m.label, _with_note(_op_count(m), note) if note else caption)
+    name = label_lines(m.label)
+    w = max(*(text_width(t, 10) for t in name), text_width(lines[1], 8)) + 24
+    return max(64.0, w), 40.0 + 12.0 * (len(name) - 1), lines
+
+
+#: The longest line a box shows (the writers cut longer ones: ``draw/dot.py``, ``draw.js``).
+MAX_LINE = 48
+
+
+def _with_note(head: str, note: str) -> str:
+    """``head · note`` within :data:`MAX_LINE`, the head cut rather than the note: a long op
+    type (``SparseSoftmaxCrossEntropyWithLogits``) cut its time's share off."""
+    line = f"{head} · {note}"
+    if len(line) <= MAX_LINE:
+        return line
+    return f"{head[:max(1, MAX_LINE - len(note) - 4)]}… · {note}"
+
+
+def _op_count(g: Group) -> str:
+    return f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
+
+
+def _group_caption(g: Group) -> str:
+    """The second line of a collapsed group: its op count first (a long function name may be
+    cut, the count never is), then what kind of group it is."""
+    ops = _op_count(g)
+    if g.kind == "series":
+        kinds = {c.op for c in g.children if isinstance(c, OpNode)}
+        if len(kinds) == 1 and all(isinstance(c, OpNode) for c in g.children):
+            return f"{ops} · {len(g.children)} × {next(iter(kinds))}"
+        return f"{ops} · {len(g.children)} blocks"
+    if g.kind == "function" and g.function:
+        return f"{ops} · ƒ {g.function}"
+    return ops
+
+
+#: The distinct tensors an edge carries (see :func:`carried_tensors`).
+Carried = dict[tuple[str, int], tuple[str, str, int]]
+
+
+def carried_tensors(h: Hierarchy, agg: AggEdge) -> Carried:
+    """The distinct tensors an aggregated edge carries, each ``(producer, output index)``
+    with one model edge that carries it.
+
+    One tensor read by several consumers inside a group is one tensor, not several: labels
+    and widths count what travels, not how many ops read it.
+    """
+    succ = h.model.g._succ  # the adjacency dicts: networkx's edge view costs 3x more
+    out: dict[tuple[str, int], tuple[str, str, int]] = {}
+    for u, v, k in agg.edges:
+        data = succ[u][v][k]
+        if data["kind"] != CONTROL:
+            out.setdefault(data["tensor"], (u, v, k))
+    return out
+
+
+def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool = False,
+              tensors: Carried | None = None) -> tuple[str, float]:
+    """An edge's label and line width, each carried tensor described once for both (the
+    viewer labels and weighs every edge of the graph).  ``tensors`` is
+    :func:`carried_tensors` when the caller has it already.
+
+    The label is ``?×784`` for one tensor, ``3 tensors`` for several, nothing for
+    control-only edges or without ``shapes``; cut to :data:`MAX_EDGE_LABEL` characters here,
+    where the layout sizes it, so a shape with thousands of dimensions neither widens the
+    layout nor differs from what is drawn.  The width comes from the bytes carried (see
+    :func:`_width`).
+    """
+    if tensors is None:
+        tensors = carried_tensors(h, agg)
+    edge_tensor = h.model.edge_tensor
+    infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)]
+    label = ""
+    if shapes and agg.counts[DATA] + agg.counts[REF]:
+        label = (f"{len(tensors)} tensors" if len(tensors) > 1
+                 else format_shape(infos[0], dtype=dtypes))
+        if len(label) > MAX_EDGE_LABEL:
+            label = label[:MAX_EDGE_LABEL - 1] + "…"
+    return label, _width(infos)
+
+
+def tensor_lines(h: Hierarchy, agg: AggEdge, limit: int = 12) -> list[str]:
+    """The tensors an edge carries, one ``producer:index (shape)`` line each, for tooltips."""
+    tensors = carried_tensors(h, agg)
+    lines = []
+    for (producer, index), (u, v, k) in list(tensors.items())[:limit]:
+        shape = format_shape(h.model.edge_tensor(u, v, k), dtype=True) or "shape unknown"
+        lines.append(f"{producer}:{index} ({shape})")
+    if len(tensors) > limit:
+        lines.append(f"… and {len(tensors) - limit} more")
+    return lines
+
+
+def _width(infos: list[TensorInfo | None]) -> float:
+    """Line width from the bytes of the tensors described (log scale, 1 at a byte to 3.5 at
+    100 MB).  Not wider: Graphviz 7 and later pull a thick line's arrowhead back by its stroke
+    (see :meth:`~graphviz_tb.layout.engine.Engine.arrow_pullback`), and at 5 points the line then
+    stopped 13 points short of its target, too far for the eye to join them."""
+    total = sum(tensor_bytes(info) for info in infos)
+    if total <= 0:
+        return 1.0
+    return round(min(3.5, 1.0 + math.log10(max(total, 1)) / 3.2), 2)
+
+
+def outline(m: Member) -> str:
+    """The Graphviz shape a member is drawn with, so edges are clipped at its real outline:
+    ops are ellipses; groups, constants, summaries and stubs are boxes."""
+    if isinstance(m, OpNode) and not _is_const(m) and "Summary" not in m.op:
+        return "ellipse"
+    return "box"

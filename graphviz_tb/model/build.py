@@ -1,0 +1,63 @@
+"""The model stage's driver: a GraphDef's ops (:mod:`.builder`), then its function calls opened
+into their bodies (:mod:`.calls`), then the edges that close cycles marked."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NoGraphError
+from ..options import LoadOptions
+from .builder import finish_model, start_model
+from .calls import inline_calls, inline_library
+
+if TYPE_CHECKING:
+    from ..read.base import GraphSource
+    from .graph import GraphModel
+
+__all__ = ["build_model"]
+
+
+def build_model(
+    graph_def: Any,
+    *,
+    source: GraphSource | None = None,
+    options: LoadOptions | None = None,
+    kind: str = "op",
+    where: str = "graph",
+    names: list[str] | None = None,
+) -> GraphModel:
+    """The model stage whole: a GraphDef's ops (:func:`~graphviz_tb.model.builder.start_model`),
+    then its function calls opened into their bodies, then cycles marked.
+
+    Parameters
+    ----------
+    graph_def:
+        A ``GraphDef`` message (tensorboard's or TensorFlow's class).
+    source:
+        Where it came from, kept for ``info`` and titles.
+    options:
+        ``functions`` opens calls into their bodies; ``max_function_ops`` caps that.
+    kind:
+        ``op`` or ``conceptual`` (Keras layer graphs).
+    where:
+        Names the input in error messages.
+    names:
+        The NodeDefs' names, when the caller read them already.
+
+    Raises
+    ------
+    NoGraphError
+        When the GraphDef has no ops and no function library to show.
+    """
+    options = options or LoadOptions()
+    model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,
+                                        names=names)
+    order = None
+    if options.functions and model.functions:
+        if names:
+            order = inline_calls(model, builder, names, options)
+        else:
+            inline_library(model, builder, options)
+    elif not names:
+        raise NoGraphError(f"{where}: the graph holds no ops (only a function library)")
+    return finish_model(model, order)

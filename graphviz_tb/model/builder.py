@@ -1,0 +1,295 @@
+"""Building the op graph from a GraphDef: one node per NodeDef, wired input by input (the common
+cases inlined: this runs once per edge), then the edges that close cycles marked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NoGraphError
+from .graph import (
+    CONTROL,
+    DATA,
+    MUTATING_PREFIXES,
+    REF,
+    GraphModel,
+    InputRef,
+    OpGraph,
+    Warnings,
+    insert_edge,
+    insert_node,
+    is_ref_edge,
+    parse_input,
+)
+
+if TYPE_CHECKING:
+    from ..read.base import GraphSource
+
+__all__ = ["ModelBuilder", "finish_model", "mark_back_edges", "start_model"]
+
+
+_BACK_EDGE_SOURCES = frozenset({"NextIteration", "RefNextIteration"})
+
+
+class ModelBuilder:
+    """Adds NodeDefs to a MultiDiGraph, resolving inputs within one naming scope."""
+
+    def __init__(self, model: GraphModel, warnings: Warnings) -> None:
+        self.model = model
+        self.g = model.g
+        self.warn = warnings
+        self.ops: dict[str, str] = {}
+        #: Names a duplicate must not be renamed to: every name the graph itself uses, so an
+        #: input naming a later op ``a (duplicate 2)`` is never wired to a renamed ``a``.
+        self.reserved: set[str] = set()
+        self._next_copy: dict[str, int] = {}
+
+    def add_node(self, name: str, node_def: Any, **extra: Any) -> str:
+        """Add one op; a duplicate name is kept under a new name, with a warning."""
+        if name in self.ops:
+            base, n = name, self._next_copy.get(name, 2)
+            while True:
+                name = f"{base} (duplicate {n})"
+                if name not in self.ops and name not in self.reserved:
+                    break
+                n += 1
+            self._next_copy[base] = n + 1  # 10,000 copies of one name stay linear
+            self.warn.add("duplicate op names", f"duplicate op name {base!r}; kept as {name!r}")
+        op = node_def.op if node_def is not None else extra.pop("op")
+        self.ops[name] = op
+        attrs = {"op": op, "device": node_def.device if node_def is not None else "",
+                 "node_def": node_def, "role": extra.pop("role", "op")}
+        attrs.update(extra)
+        insert_node(self.g, name, attrs)
+        return name
+
+    def ensure_missing(self, name: str, wanted_by: str) -> None:
+        if name not in self.ops:
+            self.ops[name] = "(missing)"
+            insert_node(self.g, name, {"op": "(missing)", "device": "", "node_def": None,
+                                        "role": "missing"})
+            self.warn.add(
+                "inputs that name no op",
+                f"op {wanted_by!r} has input {name!r}, which names no op; drawn as a missing node",
+            )
+
+    def edge(self, src: str, dst: str, slot: int, control: bool, out_index: int) -> None:
+        if control:
+            kind = CONTROL
+        elif is_ref_edge(self.ops[src], self.ops[dst]):
+            kind = REF
+        else:
+            kind = DATA
+        if src == dst:
+            self.warn.add("self-loops", f"op {dst!r} takes its own output as input")
+        insert_edge(self.g, src, dst, slot,
+                     {"kind": kind, "src_output": out_index, "dst_input": slot,
+                      "tensor": (src, out_index), "back": False})
+
+
+def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
+                     names: list[str]) -> list[tuple[str, Any]]:
+    """Add the top-level NodeDefs (the common path of :meth:`ModelBuilder.add_node`, inlined: it
+    runs once per op of the graph)."""
+    ops, node, succ, pred = builder.ops, builder.g._node, builder.g._succ, builder.g._pred
+    named = []
+    for name, nd in zip(names, node_defs, strict=True):
+        if name in ops:
+            if not builder.reserved:
+                builder.reserved = {other.name for other in node_defs}
+            name = builder.add_node(name, nd)
+        else:
+            op = ops[name] = nd.op
+            node[name] = {"op": op, "device": nd.device, "node_def": nd, "role": "op"}
+            succ[name] = {}
+            pred[name] = {}
+        named.append((name, nd))
+    return named
+
+
+def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any]]) -> None:
+    """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
+    ops, succ, pred = builder.ops, builder.g._succ, builder.g._pred
+    for name, node_def in node_defs:
+        inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
+        if not inputs:
+            continue
+        mutating = ops[name].startswith(MUTATING_PREFIXES)
+        into = pred[name]
+        for slot, text in enumerate(inputs):
+            # The common cases, ``x``, ``x:N`` and ``^x``, inlined (this loop runs once per
+            # edge of the graph); anything else, or odd, goes the long way below.
+            src, colon, index = text.partition(":")
+            if src[:1] == "^":
+                src = src[1:]
+                kind = CONTROL
+                out = 0 if not colon else -1
+            else:
+                out = 0 if not colon else int(index) if index.isascii() and index.isdigit() \
+                    else -1
+                kind = REF if mutating and is_ref_edge(ops.get(src, ""), ops[name]) else DATA
+            if out >= 0 and src and src in ops and src != name:
+                keydict = into.get(src)
+                if keydict is None:
+                    keydict = succ[src][name] = into[src] = {}
+                keydict[slot] = {"kind": kind, "src_output": out, "dst_input": slot,
+                                 "tensor": (src, out), "back": False}
+                continue
+            ref = parse_input(text)
+            if ref.arg is not None:  # "x:out:0" outside a function: take x's output 0 leniently
+                ref = InputRef(ref.node, ref.index, error=f"function-style input {text!r}")
+            if ref.error:
+                builder.warn.add("malformed inputs", f"op {name!r}: input {text!r}: {ref.error}")
+                if not ref.node:
+                    continue
+            if ref.node not in ops:
+                builder.ensure_missing(ref.node, name)
+            builder.edge(ref.node, name, slot, ref.control, ref.index)
+
+
+def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
+    """Mark the edges that close cycles, so the rest of the graph is a DAG.
+
+    NextIteration -> Merge edges of TF1 while loops are back edges by definition.  Any cycle
+    left after them (a malformed graph) is broken by an iterative DFS in node order, so the
+    choice is deterministic.  Most graphs have none, which one peeling pass (Kahn's algorithm)
+    proves cheaply before any DFS runs; ``order`` is the order of the ops to try that pass in
+    (default: the graph's; see :func:`_acyclic`).  Returns the number of edges marked.
+    """
+    succ, nodes = g._succ, g._node
+    marked = 0
+    loops = {u for u, data in nodes.items() if data["op"] in _BACK_EDGE_SOURCES}
+    for u in loops:
+        for keydict in succ[u].values():
+            for data in keydict.values():
+                data["back"] = True
+                marked += 1
+    if _acyclic(succ, loops, order):
+        return marked
+    state: dict[str, int] = {}  # 1 = on the DFS stack, 2 = done
+    for root in succ:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, _out(succ, root))]
+        while stack:
+            node, edges = stack[-1]
+            for v, data in edges:
+                if data["back"]:
+                    continue
+                seen = state.get(v)
+                if seen == 1:
+                    data["back"] = True
+                    marked += 1
+                elif seen is None:
+                    state[v] = 1
+                    stack.append((v, _out(succ, v)))
+                    break
+            else:
+                state[node] = 2
+                stack.pop()
+    return marked
+
+
+def _out(succ: dict, node: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    for v, keydict in succ[node].items():
+        for data in keydict.values():
+            yield v, data
+
+
+def _acyclic(succ: dict, loops: set[str], order: Iterable[str] | None = None) -> bool:
+    """Whether the graph minus the out-edges of ``loops`` (its marked back edges) has no cycle.
+
+    Nodes nearly always come in an order where every edge points forward (TensorFlow creates
+    an op after its inputs), which one pass proves.  A few edges may point backward (a
+    control input added later).  Every cycle passes through one of those, and stays at or
+    before the last of their sources (its latest node has a backward edge out), so only what
+    their destinations reach up to there is peeled (Kahn's algorithm), not the whole graph.
+    That holds in any order of the nodes; ``order`` gives a better one than the graph's where
+    there is (function bodies placed at their calls), and the nodes it leaves out come first.
+    """
+    position = {n: i for i, n in enumerate(succ if order is None else order)}
+    if len(position) != len(succ):  # the ops the order leaves out (missing inputs)
+        first = [n for n in succ if n not in position]
+        position = {n: i for i, n in enumerate(first + list(position))}
+    heads: list[str] = []
+    last = -1
+    for u, i in position.items():  # a plain loop: 90,000 edges on NASNet
+        if u not in loops:
+            for v in succ[u]:
+                if position[v] <= i:
+                    heads.append(v)
+                    last = i
+    if not heads:
+        return True
+    region = set(heads)
+    stack = list(region)
+    while stack:
+        u = stack.pop()
+        if u not in loops:
+            for v in succ[u]:
+                if v not in region and position[v] <= last:
+                    region.add(v)
+                    stack.append(v)
+    indegree = dict.fromkeys(region, 0)
+    for u in region:
+        if u not in loops:
+            for v in succ[u]:
+                if v in region:
+                    indegree[v] += 1
+    ready = [n for n, d in indegree.items() if d == 0]
+    seen = 0
+    while ready:
+        u = ready.pop()
+        seen += 1
+        if u in loops:
+            continue
+        for v in succ[u]:
+            if v in region:
+                indegree[v] -= 1
+                if indegree[v] == 0:
+                    ready.append(v)
+    return seen == len(region)
+
+
+def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str = "op",
+                where: str = "graph", names: list[str] | None = None
+                ) -> tuple[GraphModel, ModelBuilder, list[str]]:
+    """The first step of the model stage: a :class:`GraphModel` of the GraphDef's own ops,
+    wired input by input, with its function library recorded but not yet opened (that is
+    :mod:`graphviz_tb.model.calls`, the second step).  Returns the model, the builder that adds
+    to it, and the names of the top-level ops.
+
+    ``names`` are the NodeDefs' names when the caller has read them already (each read from
+    protobuf makes a new string: 30 ms on NASNet-Large).
+
+    Raises
+    ------
+    NoGraphError
+        When the GraphDef has no ops and no function library to show.
+    """
+    model = GraphModel(OpGraph(), kind=kind)
+    model.source = source
+    if source is not None:
+        model.inputs, model.outputs = source.inputs, source.outputs
+    library = graph_def.library.function if graph_def.HasField("library") else []
+    model.functions = {f.signature.name: f for f in library}
+    model.top_level_nodes = len(graph_def.node)
+    model.function_nodes = sum(len(f.node_def) for f in library)
+    if not graph_def.node and not model.functions:
+        raise NoGraphError(f"{where}: the graph holds no ops")
+    builder = ModelBuilder(model, model.warnings)
+    nodes = graph_def.node
+    named = _add_graph_nodes(builder, nodes,
+                             names if names is not None else [nd.name for nd in nodes])
+    _wire_graph_inputs(builder, named)
+    return model, builder, [name for name, _ in named]
+
+
+def finish_model(model: GraphModel, order: Iterable[str] | None = None) -> GraphModel:
+    """The last step: mark the edges that close cycles (see :func:`mark_back_edges`; ``order``
+    is the ops in an order where most edges point forward, when the graph's is not)."""
+    back = mark_back_edges(model.g, order)
+    if back and not any(model.g.nodes[n]["op"] in _BACK_EDGE_SOURCES for n in model.g):
+        model.warnings.add("cycles", f"{back} edge(s) close cycles outside a while loop")
+    return model

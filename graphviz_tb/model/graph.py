@@ -1,0 +1,442 @@
+"""The op graph: one node per op, one edge per input slot, typed and shaped.
+
+This is the value every later stage reads.  It keeps what TensorBoard throws away:
+
+* every input slot is its own edge (a ``MultiDiGraph`` keyed by the destination's input index),
+  so ``x:0`` and ``x:1`` feeding one op stay two edges (TensorBoard issue #6430);
+* edges are typed ``data``, ``control`` (``^x``) or ``ref`` (an input mutated in place);
+* TF1 while loops stay cyclic; their back edges are marked (``back=True``) so layout and
+  tracing can treat the rest as a DAG;
+* function calls (``StatefulPartitionedCall``, ``While``, ``If``, ``Case`` ...) keep their call
+  op and gain the function body under the call's name, wired argument by argument
+  (see :mod:`graphviz_tb.model.calls`).
+
+Bad wiring never raises: an input naming no op becomes a ``missing`` node, and duplicate names,
+self-loops and malformed input strings become warnings.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+from ..read.attrs import decode_attrs
+from .shapes import TensorInfo, node_outputs
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from ..read.base import GraphSource, TensorSpec
+
+__all__ = [
+    "CONTROL",
+    "DATA",
+    "REF",
+    "GraphModel",
+    "InputRef",
+    "OpGraph",
+    "Warnings",
+    "is_ref_edge",
+    "parse_input",
+    "reachable",
+]
+
+DATA = "data"
+CONTROL = "control"
+REF = "ref"
+
+#: Ops whose output is a variable (a TF1 ref or a TF2 resource handle).
+_VARIABLE_OPS = frozenset(
+    {"VariableV2", "Variable", "TemporaryVariable", "VarHandleOp", "RefIdentity", "RefEnter",
+     "RefSwitch", "RefMerge", "RefNextIteration", "RefExit"}
+)
+#: Op-name prefixes of ops that mutate an input in place.
+MUTATING_PREFIXES = (
+    "Assign", "Scatter", "Apply", "ResourceApply", "ResourceScatter", "ResourceSparseApply",
+    "SparseApply", "CountUpTo", "ResourceCountUpTo", "DestroyTemporaryVariable",
+)
+
+
+@dataclass
+class Warnings:
+    """Collects warnings by category, so 10,000 dangling inputs make one readable line each kind.
+
+    The first few examples of each category are kept verbatim; the rest are counted.
+    """
+
+    per_category: int = 5
+    _items: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def add(self, category: str, message: str) -> None:
+        self._counts[category] += 1
+        if len(self._items[category]) < self.per_category:
+            self._items[category].append(message)
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for category, items in self._items.items():
+            out.extend(items)
+            extra = self._counts[category] - len(items)
+            if extra > 0:
+                out.append(f"... and {extra:,} more: {category}")
+        return out
+
+    def count(self, category: str) -> int:
+        """How many warnings of one category were added (all of them, not only those kept)."""
+        return self._counts.get(category, 0)
+
+    def __len__(self) -> int:
+        return sum(self._counts.values())
+
+
+@dataclass(frozen=True)
+class InputRef:
+    """One parsed NodeDef input string.
+
+    ``"x"`` -> (x, 0); ``"x:2"`` -> (x, 2); ``"^x"`` -> control; inside function bodies
+    ``"x:out:1"`` names output arg ``out`` of node ``x``.  ``error`` is set when the string is
+    malformed (``x:-1``, ``x:abc``, empty); ``node`` is then the best guess or ``""``.
+    """
+
+    node: str
+    index: int = 0
+    control: bool = False
+    arg: str | None = None
+    error: str | None = None
+
+
+def parse_input(text: str) -> InputRef:
+    """Parse one NodeDef input string (see :class:`InputRef`)."""
+    if not text:
+        return InputRef("", error="empty input string")
+    if text[0] == "^":
+        return InputRef(text[1:], control=True, error=None if len(text) > 1 else "empty input")
+    parts = text.split(":")
+    if len(parts) == 1:
+        return InputRef(text)
+    if len(parts) == 2:
+        name, index = parts
+        if index.isascii() and index.isdigit():  # int() refuses ², TF refuses ٣
+            return InputRef(name, int(index))
+        return InputRef(name, 0, error=f"bad output index {index!r}")
+    name, arg, index = parts[0], ":".join(parts[1:-1]), parts[-1]
+    if index.isascii() and index.isdigit():
+        return InputRef(name, int(index), arg=arg)
+    return InputRef(name, 0, arg=arg, error=f"bad output index {index!r}")
+
+
+def is_ref_edge(src_op: str, dst_op: str) -> bool:
+    """An edge is a reference edge when it hands a variable to an op that mutates it."""
+    return src_op in _VARIABLE_OPS and dst_op.startswith(MUTATING_PREFIXES)
+
+
+class OpGraph:
+    """A directed multigraph kept exactly as networkx keeps a ``MultiDiGraph``: ``_node``
+    (name -> attribute dict), ``_succ`` and ``_pred`` (name -> neighbour -> key -> the edge's
+    attribute dict, one dict shared by both sides), ``graph`` (the graph's attributes).
+
+    Why not networkx itself: importing it costs 0.13 s, more than everything else a small
+    graph's render does, and every stage here reads these dicts directly anyway.  This class
+    offers the few networkx methods the stages use; :meth:`networkx` wraps the same dicts in a
+    real ``MultiDiGraph`` (no copy) for API users and for networkx's algorithms.
+    """
+
+    __slots__ = ("_networkx", "_node", "_pred", "_succ", "graph")
+
+    def __init__(self) -> None:
+        self._node: dict[str, dict[str, Any]] = {}
+        self._succ: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+        self._pred: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+        self.graph: dict[str, Any] = {}
+        self._networkx: nx.MultiDiGraph | None = None
+
+    def networkx(self) -> nx.MultiDiGraph:
+        """The same graph as a ``networkx.MultiDiGraph`` sharing these dicts (made once)."""
+        if self._networkx is None:
+            import networkx as nx  # imported when asked: see the class docstring
+
+            g = nx.MultiDiGraph()
+            g.graph, g._node, g._pred = self.graph, self._node, self._pred
+            g._adj = g._succ = self._succ
+            self._networkx = g
+        # Tell networkx its caches may be stale: the stages fill and mark the dicts directly.
+        getattr(self._networkx, "__networkx_cache__", {}).clear()
+        return self._networkx
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._node
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._node)
+
+    def __len__(self) -> int:
+        return len(self._node)
+
+    @property
+    def nodes(self) -> _Nodes:
+        """``nodes[name]`` is an op's attribute dict; ``nodes(data="role")`` yields
+        ``(name, role)`` pairs and ``nodes(data=True)`` ``(name, attrs)``, as networkx's node
+        view does."""
+        return _Nodes(self._node)
+
+    @property
+    def edges(self) -> _Edges:
+        """``edges[src, dst, key]`` is an edge's attribute dict; ``edges(keys=, data=)`` lists
+        them, as in networkx."""
+        return _Edges(self._succ)
+
+    def has_edge(self, u: str, v: str, key: int) -> bool:
+        return key in self._succ.get(u, {}).get(v, {})
+
+    def in_edges(self, name: str, *, keys: bool = False, data: bool = False
+                 ) -> list[tuple[Any, ...]]:
+        """The edges into ``name``: ``(src, name[, key][, data])``, as networkx gives them."""
+        return [(u, name, *((k,) if keys else ()), *((d,) if data else ()))
+                for u, keydict in self._pred[name].items() for k, d in keydict.items()]
+
+    def out_edges(self, name: str, *, keys: bool = False, data: bool = False
+                  ) -> list[tuple[Any, ...]]:
+        """The edges out of ``name``: ``(name, dst[, key][, data])``."""
+        return [(name, v, *((k,) if keys else ()), *((d,) if data else ()))
+                for v, keydict in self._succ[name].items() for k, d in keydict.items()]
+
+    def successors(self, name: str) -> Iterator[str]:
+        return iter(self._succ[name])
+
+    def predecessors(self, name: str) -> Iterator[str]:
+        return iter(self._pred[name])
+
+    def remove_edges_from(self, edges: Iterable[tuple[str, str, int]]) -> None:
+        """Remove each ``(src, dst, key)`` edge there is, as networkx does (the rest are
+        ignored); a pair left with no edge is no longer adjacent."""
+        for u, v, k in edges:
+            keydict = self._succ.get(u, {}).get(v)
+            if keydict is not None and k in keydict:
+                del keydict[k]
+                if not keydict:
+                    del self._succ[u][v]
+                    del self._pred[v][u]
+
+    def add_node(self, name: str, **attrs: Any) -> None:
+        if name in self._node:
+            self._node[name].update(attrs)
+        else:
+            insert_node(self, name, attrs)
+
+    def add_edge(self, u: str, v: str, key: int, **attrs: Any) -> None:
+        """Add (or update) the edge ``u -> v`` with ``key``; both ends must exist."""
+        keydict = self._succ[u].get(v)
+        if keydict is not None and key in keydict:
+            keydict[key].update(attrs)
+        else:
+            insert_edge(self, u, v, key, attrs)
+
+
+class _Nodes:
+    __slots__ = ("_node",)
+
+    def __init__(self, node: dict[str, dict[str, Any]]) -> None:
+        self._node = node
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._node[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._node)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._node.get(name, default)
+
+    def __call__(self, data: str | Literal[True]) -> Iterator[tuple[str, Any]]:
+        """``(name, attrs)`` with ``data=True``, ``(name, attrs[data])`` (or None) else."""
+        if data is True:
+            return iter(self._node.items())
+        return ((n, d.get(data)) for n, d in self._node.items())
+
+
+class _Edges:
+    __slots__ = ("_succ",)
+
+    def __init__(self, succ: dict[str, dict[str, dict[int, dict[str, Any]]]]) -> None:
+        self._succ = succ
+
+    def __getitem__(self, edge: tuple[str, str, int]) -> dict[str, Any]:
+        u, v, k = edge
+        return self._succ[u][v][k]
+
+    def __call__(self, *, keys: bool = False, data: bool = False) -> Iterator[tuple[Any, ...]]:
+        """Every edge, ``(src, dst[, key][, attrs])``, in insertion order."""
+        for u, nbrs in self._succ.items():
+            for v, keydict in nbrs.items():
+                for k, d in keydict.items():
+                    yield (u, v, *((k,) if keys else ()), *((d,) if data else ()))
+
+
+class GraphModel:
+    """An op graph ready for the hierarchy: an :class:`OpGraph` plus lookups.
+
+    Node data: ``op``, ``device``, ``node_def`` (the NodeDef, or None for synthetic nodes),
+    ``role`` (``op``, ``missing``, ``arg``, ``retval``), ``calls`` (function names opened under
+    this op), ``function`` (the function whose body holds the node), ``recursion_cut``.
+
+    Edge data (key = destination input slot): ``kind``, ``src_output``, ``dst_input``,
+    ``tensor`` (producer, output index) whose shape the edge carries, ``back``.
+    """
+
+    def __init__(self, graph: OpGraph, *, kind: str = "op") -> None:
+        #: The op graph every stage reads (see :class:`OpGraph`).
+        self.g = graph
+        self.kind = kind
+        self.source: GraphSource | None = None
+        self.warnings = Warnings()
+        self.functions: dict[str, Any] = {}
+        self.top_level_nodes = 0
+        self.function_nodes = 0
+        self.inputs: tuple[TensorSpec, ...] = ()
+        self.outputs: tuple[TensorSpec, ...] = ()
+        #: Group name -> function name, for every function body opened under a call.
+        self.function_groups: dict[str, str] = {}
+        self._attrs: dict[str, dict[str, Any]] = {}
+        self._outputs: dict[str, list[TensorInfo]] = {}
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The op graph as a ``networkx.MultiDiGraph`` (the same dicts as :attr:`g`, so a
+        change to one is a change to both); networkx is imported on first use."""
+        return self.g.networkx()
+
+    def __len__(self) -> int:
+        return len(self.g)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.g
+
+    def op(self, name: str) -> str:
+        return self.g.nodes[name]["op"]
+
+    def attrs(self, name: str) -> dict[str, Any]:
+        """Decoded attributes of an op (cached; ``_output_shapes`` left to :meth:`outputs`)."""
+        if name not in self._attrs:
+            node_def = self.g._node[name].get("node_def")
+            decoded = decode_attrs(node_def.attr) if node_def is not None else {}
+            decoded.pop("_output_shapes", None)
+            self._attrs[name] = decoded
+        return self._attrs[name]
+
+    def op_outputs(self, name: str) -> list[TensorInfo]:
+        """What is known about each output of an op."""
+        cached = self._outputs.get(name)
+        if cached is None:
+            data = self.g._node[name]  # the node dict itself: 3x faster than the view
+            node_def = data.get("node_def")
+            if "outputs" in data:
+                cached = data["outputs"]
+            elif node_def is not None:
+                cached = node_outputs(node_def)
+            else:
+                cached = []
+            self._outputs[name] = cached
+        return cached
+
+    def cached_outputs(self) -> dict[str, list[TensorInfo]]:
+        """The outputs worked out or replaced so far, by op: what a model copying these ops
+        must carry over (the rest it works out from the same NodeDefs)."""
+        return dict(self._outputs)
+
+    def set_outputs(self, name: str, outputs: list[TensorInfo]) -> None:
+        """Replace what is known of an op's outputs (TensorFlow shape inference, pinned inputs)."""
+        self._outputs[name] = outputs
+
+    def tensor(self, name: str, index: int) -> TensorInfo | None:
+        outs = self.op_outputs(name) if name in self.g else []
+        return outs[index] if 0 <= index < len(outs) else None
+
+    def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
+        """The tensor a data edge carries (looking through a function's return node)."""
+        data = self.g._succ[src][dst][key]  # not networkx's edge view: a hot path
+        if data["kind"] == CONTROL:
+            return None
+        info = self.tensor(*data["tensor"])
+        if (info is None or not info.known) and self.g._node[src]["role"] == "retval":
+            for _u, _, d in self.g.in_edges(src, data=True):
+                if d["kind"] != CONTROL:
+                    return self.tensor(*d["tensor"])
+        return info
+
+    def data_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
+        """The data and reference edges (everything but control), as :meth:`iter_edges`."""
+        for u, v, k, d in self.iter_edges():
+            if d["kind"] != CONTROL:
+                yield u, v, k, d
+
+    def shape_error_ops(self) -> list[str]:
+        """The ops where shape inference failed (none unless it ran: no scan then)."""
+        if not self.g.graph.get("shapes_inferred"):
+            return []
+        return [name for name, data in self.g._node.items() if data.get("shape_error")]
+
+    def iter_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
+        """Every edge as ``(src, dst, key, data)``, in insertion order.
+
+        Walks the adjacency dicts directly: several times faster than networkx's
+        ``graph.edges(keys=True, data=True)`` on 100,000 edges, and the hot loops need it.
+        """
+        for u, nbrs in self.g._succ.items():
+            for v, keydict in nbrs.items():
+                for k, data in keydict.items():
+                    yield u, v, k, data
+
+    def edge_counts(self) -> dict[str, int]:
+        counts = {DATA: 0, CONTROL: 0, REF: 0}
+        for _, _, _, data in self.iter_edges():
+            counts[data["kind"]] += 1
+        return counts
+
+
+def insert_node(g: OpGraph, name: str, attrs: dict[str, Any]) -> None:
+    """``g.add_node`` for a new node, without a call's keyword packing.
+
+    networkx's public add_node/add_edges_from cost about 1 s for a 65,000-op graph, most of the
+    time we have beyond parsing; filling its documented adjacency dicts (``_node``, ``_succ``,
+    ``_pred``, keyed edge dicts shared between ``_succ[u][v]`` and ``_pred[v][u]``) the same
+    way they do, as :class:`OpGraph` keeps them, takes a fifth of that.
+    """
+    g._node[name] = attrs
+    g._succ[name] = {}
+    g._pred[name] = {}
+
+
+def insert_edge(g: OpGraph, u: str, v: str, key: int, attrs: dict[str, Any]) -> None:
+    """``g.add_edge(u, v, key, **attrs)`` for nodes already present (see :func:`insert_node`)."""
+    keydict = g._succ[u].get(v)
+    if keydict is None:
+        keydict = g._succ[u][v] = {}
+        g._pred[v][u] = keydict
+    keydict[key] = attrs
+
+
+_N = TypeVar("_N")
+
+
+class Adjacency(Protocol[_N]):
+    """Each node's next nodes: a dict by name, or a list by index."""
+
+    def __getitem__(self, node: _N, /) -> Iterable[_N]: ...
+
+
+def reachable(seeds: Iterable[_N], step: Adjacency[_N]) -> set[_N]:
+    """``seeds`` and everything reachable from them along ``step`` (a loop, not recursion:
+    graphs hold chains thousands long).  Shape inference and the dataflow blocks both ask."""
+    seen = set(seeds)
+    stack = list(seen)
+    while stack:
+        for nxt in step[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+

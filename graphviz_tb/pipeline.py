@@ -1,0 +1,256 @@
+"""The driver: the one place the stages run in order.
+
+read (:mod:`.read`) -> model (:mod:`.model`) -> group (:mod:`.group`) -> view (:mod:`.view`)
+-> layout (:mod:`.layout`) -> draw (:mod:`.draw`) -> write (:mod:`.write`).
+
+The API (:mod:`graphviz_tb.api`), and through it the CLI, Jupyter, the documentation plugins
+and the diff, call this module and keep no stage order of their own: :func:`read_graph` and
+:func:`model_of` (read, model), :func:`group` (group), :func:`render_bytes`,
+:func:`render_html` and :func:`render_pages` (view, layout, draw, write).  It also hands the
+API the stages' own tools (shape reports, costs, the memory budget) under one roof.  It
+imports every stage, so the API imports it only when a graph is loaded: ``import graphviz_tb``
+and ``tbgraph --help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ._gc import paused_gc
+from .draw.dot import scene_to_dot
+from .draw.svg import run_neato
+from .draw.viewer_data import DATA_VERSION, build_data
+from .errors import GraphvizTbError, GraphvizTbWarning, InputError
+from .group.build import build_hierarchy, complete
+from .group.tree import Group
+from .layout import engine
+from .layout.scene import build_scene
+from .model.budget import Cost, check_load, check_page, check_render, graph_cost
+from .model.build import build_model
+from .model.costs import CostSet, attach, metric_of
+from .model.diff import GraphDiff, diff_models
+from .model.inference import ShapeReport, infer_shapes
+from .options import LoadOptions
+from .read import discover, discover_object, select, select_costs
+from .view.costs import Totals
+from .view.opening import DiffTally, choose_view
+from .write.files import write_output
+from .write.info import format_info, graph_info
+from .write.page import PageEntry, write_page
+from .write.shape_table import (
+    failure_lines,
+    resolve_node,
+    row_json,
+    shape_rows,
+    shape_text,
+    table_lines,
+    trace_lines,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .group.tree import Hierarchy
+    from .model.costs import StepCosts
+    from .model.graph import GraphModel
+    from .options import RenderOptions
+    from .read.base import Discovery, GraphSource
+
+__all__ = [
+    "CostSet", "EmbeddedGraph", "GraphDiff", "Loaded", "PageEntry", "ShapeReport",
+    "check_page", "check_render", "describe_engine", "diff_groups", "diff_models",
+    "failure_lines", "format_info", "graph_cost", "graph_info", "group", "infer_shapes",
+    "metric_of", "model_of", "read_graph", "recorded_costs", "render_bytes", "render_html",
+    "render_pages", "resolve_node", "row_json", "shape_rows", "shape_text", "table_lines",
+    "trace_lines", "write_output",
+]
+
+
+# --------------------------------------------------------------------------- read, model
+
+
+class Loaded(NamedTuple):
+    """What :func:`read_graph` found: the chosen graph's model, every graph of the input,
+    which one was chosen, and what the graph costs in memory."""
+
+    model: GraphModel
+    discovery: Discovery
+    chosen: int
+    cost: Cost
+
+
+@paused_gc
+def read_graph(source: Any, options: LoadOptions) -> Loaded:
+    """Read the input, choose its graph, check it fits in memory, and build its model."""
+    try:
+        if isinstance(source, (str, os.PathLike)):
+            discovery = discover(source, options)
+        else:
+            discovery = discover_object(source, options)
+        chosen = select(discovery, options)
+        index = discovery.graphs.index(chosen)
+        graph_def = chosen.load()
+    except RecursionError:
+        # JSON, protobuf text format and Keras configs are parsed recursively; only input
+        # nested thousands deep (no real model is) gets here, from whichever reader read it.
+        what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the object"
+        raise InputError(f"{what} is nested too deeply to read (thousands of levels of "
+                         "brackets or messages); it is malformed or not a model") from None
+    where = (f"{discovery.path} ({chosen.name})" if len(discovery.graphs) > 1
+             else str(discovery.path))
+    # Before the model is built: a graph too large for the machine gets one line, not a
+    # kill by the kernel halfway through.
+    names = [node.name for node in graph_def.node]  # read once, for both
+    cost = graph_cost(graph_def, options, names)
+    check_load(cost, where)
+    model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
+                        where=where, names=names)
+    return Loaded(model, discovery, index, cost)
+
+
+def model_of(discovery: Discovery, index: int, graph_def: Any,
+             options: LoadOptions) -> GraphModel:
+    """The model of graph ``index`` of an input already read, from its parsed GraphDef."""
+    source = discovery.graphs[index]
+    return build_model(graph_def, source=source, options=options, kind=source.kind,
+                       where=f"{discovery.path} ({source.name})")
+
+
+def recorded_costs(discovery: Discovery, source: GraphSource, model: GraphModel,
+                   run_metadata: str | None, *, every_step: bool) -> CostSet | None:
+    """What the graph's ops cost in its recorded steps (the chosen one, or every one), or
+    None when nothing was recorded.  A step other than the chosen one that cannot be read is
+    left out with a warning."""
+    sources, chosen = select_costs(discovery, source, run_metadata)
+    steps: list[StepCosts] = []
+    for index, step_source in enumerate(sources):
+        if index != chosen and not every_step:
+            continue
+        try:
+            record = step_source.load()
+        except GraphvizTbError as exc:
+            if index == chosen:
+                raise
+            warnings.warn(str(exc), GraphvizTbWarning, stacklevel=3)
+            continue
+        if index == chosen:
+            chosen = len(steps)
+        steps.append(attach(model, step_source, record))
+    return CostSet(tuple(steps), chosen) if steps else None
+
+
+# --------------------------------------------------------------------------- group
+
+
+def group(model: GraphModel, options: RenderOptions) -> Hierarchy:
+    """The model's ops grouped, everything settled (:mod:`graphviz_tb.group`)."""
+    return build_hierarchy(model, options)
+
+
+def diff_groups(h: Hierarchy) -> list[dict[str, Any]]:
+    """Every scope and function body of a diff's tree holding a change, with its counts."""
+    tally = DiffTally(h)
+    out = []
+    for g in h.all_groups():
+        if isinstance(g, Group) and g.kind in ("scope", "function"):
+            counts = tally(g)
+            if counts["added"] + counts["removed"] + counts["changed"]:
+                out.append({"name": g.name, "added": counts["added"],
+                            "removed": counts["removed"], "changed": counts["changed"]})
+    return sorted(out, key=lambda row: row["name"])
+
+
+# --------------------------------------------------------------------------- view .. write
+
+
+def describe_engine() -> dict[str, object]:
+    """The Graphviz engine a render would use, or ``name: None`` and why there is none."""
+    try:
+        return engine.current().describe()
+    except GraphvizTbError as exc:
+        return {"name": None, "error": str(exc)}
+
+
+@paused_gc
+def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str = "graph",
+                 progress: Callable[[int, int], None] | None = None,
+                 costs: CostSet | None = None) -> bytes:
+    """Draw hierarchy ``h`` in ``fmt`` with ``options``; deterministic for the same inputs.
+
+    ``title`` names the page of the HTML viewer (the static formats draw ``options.title``).
+    ``costs`` are the recorded steps of the graph's run: the static formats colour by the
+    chosen one when ``options.color_by`` is a cost mode; the viewer embeds them all.
+    """
+    if fmt in engine.DRAW_FORMATS:
+        engine.current().require(fmt)  # before the layout: a PDF without `dot` fails at once
+    if fmt == "html":
+        return render_html(h, options, title=title, progress=progress,
+                           costs=costs).encode("utf-8")
+    metric = metric_of(options.color_by)
+    totals = tally = None
+    if metric is not None:
+        if costs is None:
+            raise GraphvizTbError(f"--color-by {options.color_by} needs recorded costs (run "
+                                  "metadata or a profiler capture), and there are none")
+        totals = Totals(h, costs.current, metric)
+    elif options.color_by == "diff":
+        tally = DiffTally(h)
+    notes = totals.label if totals is not None else tally.note if tally is not None else None
+    view = choose_view(h, options, tally.opening if tally is not None else None)
+    scene = build_scene(h, options, view, progress=progress, notes=notes,
+                        titles=totals.label if totals is not None else None)
+    doc = scene_to_dot(h, scene, options, totals, diff=tally)
+    if fmt == "dot":
+        return doc.text.encode("utf-8")
+    return run_neato(doc, fmt)
+
+
+def _viewer_data(h: Hierarchy, options: RenderOptions, *, title: str,
+                 progress: Callable[[int, int], None] | None,
+                 costs: CostSet | None) -> dict[str, Any]:
+    """One graph's viewer data: the view and its layouts, then every group's edges and
+    template (the page ships them all), then the data."""
+    tally = DiffTally(h) if options.color_by == "diff" else None  # one count, used twice
+    view = choose_view(h, options, tally.opening if tally is not None else None)
+    scene = build_scene(h, options, view, progress=progress,
+                        notes=tally.note if tally is not None else None)
+    complete(h)
+    return build_data(h, scene, options, title=title, costs=costs, tally=tally)
+
+
+def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
+                progress: Callable[[int, int], None] | None = None,
+                costs: CostSet | None = None) -> str:
+    """The viewer page for hierarchy ``h``: one self-contained HTML document."""
+    data = _viewer_data(h, options, title=title, progress=progress, costs=costs)
+    return write_page(data, options, options.title or title)
+
+
+@dataclass(frozen=True)
+class EmbeddedGraph:
+    """One distinct graph of a logdir page: its tree, title and recorded costs."""
+
+    hierarchy: Hierarchy
+    title: str
+    costs: CostSet | None = None
+
+
+def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options: RenderOptions,
+                 *, first: int = 0, title: str = "logdir",
+                 progress: Callable[[int, int], None] | None = None) -> str:
+    """One viewer page holding several graphs (every graph of a logdir) with a picker.
+
+    ``entries`` lists what the picker shows, in order; ``first`` is the entry shown at first.
+    The page switches between the graphs without reloading and keeps each one's view.
+    """
+    data = {
+        "version": DATA_VERSION,
+        "pages": [{"run": e.run, "name": e.name, "graph": e.graph} for e in entries],
+        "first": first,
+        "graphs": [_viewer_data(g.hierarchy, options, title=g.title, progress=progress,
+                                costs=g.costs) for g in graphs],
+    }
+    return write_page(data, options, options.title or title)

@@ -1,0 +1,1 @@
+"""Stage 4, the view: which groups a picture opens (:mod:`.opening`)."""

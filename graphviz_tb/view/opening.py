@@ -1,0 +1,335 @@
+"""Which part of the hierarchy a picture shows: the groups drawn open, and ``--focus``.
+
+A picture never lays out the whole tree.  This stage decides what is visible: the groups open
+at ``--depth``, those ``--expand`` names (and their ancestors), all with ``--expand-all``,
+minus ``--collapse``; with ``--focus``, only the neighbourhood of one op or group; and always
+the groups holding an op where shape inference failed, so the failure is in view.
+
+Given none of those, the first picture opens groups by itself until it is an overview
+(:func:`auto_open`): a Keras model is one scope under the root, and showing that one box
+teaches nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import heapq
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..errors import GraphvizTbError, GraphvizTbWarning
+from ..group.training import is_bookkeeping
+from ..group.tree import Group, Hierarchy, Member, OpNode, is_section
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ..options import RenderOptions
+
+__all__ = ["DiffTally", "View", "auto_open", "choose_view", "expanded_groups", "focus_members"]
+
+#: Fewer visible boxes than this is not yet an overview: the biggest group that fits opens.
+OVERVIEW_MIN = 12
+#: Nor is a picture in which one closed box holds more than this share of the ops.
+OVERVIEW_SHARE = 1 / 8
+#: The first picture opens groups no deeper than this (scopes nested thousands deep exist).
+AUTO_DEPTH = 8
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None,
+                    weigh: Callable[[Group], int] | None = None) -> frozenset[Group]:
+    """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
+    their ancestors), all with ``expand_all``, minus those matching ``collapse``.
+
+    Depth alone is answered top-down, reading only the children of open groups, so the tree
+    below stays unsettled (see :class:`~graphviz_tb.group.tree.Hierarchy`).  A pattern can name
+    any group and a focus any op, so those settle the whole tree first.  ``weigh`` aims the
+    default view (see :func:`auto_open`): a diff's pictures pass :meth:`DiffTally.changes`.
+    """
+    opened: set[Group] = {h.root}
+    depth = options.depth if options.depth is not None else 1
+    if options.depth is None and not (options.expand_all or options.expand):
+        opened = auto_open(h, options.budget, weigh)
+    elif options.expand_all or options.expand or focus_ops:
+        unmatched = set(options.expand)
+        for group in h.all_groups():
+            if group is h.root:
+                continue
+            if options.expand_all or group.depth < depth:
+                opened.add(group)
+            if options.expand and _matches(group.name, options.expand):
+                opened.add(group)
+                opened.update(group.ancestors())
+                unmatched -= {p for p in unmatched if fnmatch.fnmatchcase(group.name, p)}
+        for pattern in sorted(unmatched):
+            _warn_unmatched(h, pattern)
+    else:
+        stack = [h.root]
+        while stack:
+            for c in stack.pop().children:
+                if isinstance(c, Group) and c.depth < depth:
+                    opened.add(c)
+                    stack.append(c)
+    if focus_ops:
+        for name in focus_ops:
+            opened.update(h.ops[name].ancestors())
+    if options.collapse:
+        opened = {g for g in opened if g is h.root or not _matches(g.name, options.collapse)}
+    # A group is visible only if all its ancestors are open.
+    return frozenset(g for g in opened if all(a in opened for a in g.ancestors()))
+
+
+
+def _warn_unmatched(h: Hierarchy, pattern: str) -> None:
+    """Say that an ``--expand`` pattern opened nothing, and name groups it may have meant
+    (a pattern is matched against full names: ``resnet50_1/conv2*``, not ``conv2*``)."""
+    stem = pattern.strip("*?[]/")
+    near = difflib.get_close_matches(stem, [g.label for g in h.groups.values()], n=3, cutoff=0.5)
+    names = sorted({g.name for g in h.groups.values() if g.label in near})[:3]
+    hint = f"; groups with a name like it: {', '.join(names)}" if names else ""
+    warnings.warn(f"--expand {pattern!r} matches no group (patterns match full names, "
+                  f"scope/name){hint}", GraphvizTbWarning, stacklevel=3)
+
+
+class DiffTally:
+    """What changed below each member of a merged diff model (:mod:`graphviz_tb.model.diff`): how
+    many of its ops were added, removed, changed or left unchanged (counted once a member)."""
+
+    def __init__(self, h: Hierarchy) -> None:
+        self.h = h
+        self._counts: dict[Member, Counter[str]] = {}
+
+    def __call__(self, m: Member) -> Counter[str]:
+        found = self._counts.get(m)
+        if found is not None:
+            return found
+        # Children before parents, each group the sum of its children: the groups asked about
+        # nest, and walking every one's subtree would cost ops × depth.
+        nodes = self.h.model.g._node
+        order, stack = [], [m]
+        while stack:
+            x = stack.pop()
+            if x not in self._counts:
+                order.append(x)
+                if isinstance(x, Group):
+                    stack.extend(x.children)
+        for x in reversed(order):
+            counts: Counter[str] = Counter()
+            if isinstance(x, Group):
+                for child in x.children:
+                    counts.update(self._counts[child])
+            elif isinstance(x, OpNode) and x.role == "op":
+                counts[nodes[x.name].get("diff", "unchanged")] = 1
+            self._counts[x] = counts
+        return self._counts[m]
+
+    def changes(self, m: Member) -> int:
+        """How many of its ops were added, removed or changed."""
+        counts = self(m)
+        return counts["added"] + counts["removed"] + counts["changed"]
+
+    def status(self, m: Member) -> str:
+        """One word for a box: what all its ops share, else ``changed`` if any changed."""
+        counts = self(m)
+        moved = {s for s in ("added", "removed", "changed") if counts[s]}
+        if not moved:
+            return "unchanged"
+        if len(counts) == 1:
+            return next(iter(counts))
+        return "changed"
+
+    def opening(self, m: Group) -> int:
+        """How much opening this group shows of what changed: its changes, unless all its ops
+        were added or all removed (a layer inserted reads best as one box saying so)."""
+        return 0 if self.status(m) in ("added", "removed") else self.changes(m)
+
+    def note(self, m: Member) -> str | None:
+        """What a box's second line says of its change, briefly, for a reader of the static
+        picture: ``was Relu``, ``padding SAME→VALID``, ``input 0 rewired`` for a changed op
+        (``+1 more`` when there is more, in its tooltip); ``+3 −1 ~2`` for a group holding
+        changes."""
+        if isinstance(m, OpNode):
+            what = self.h.model.g._node[m.name].get("diff_what") or ()
+            if not what:
+                return None
+            more = f" +{len(what) - 1} more" if len(what) > 1 else ""
+            return _brief(what[0]) + more
+        counts = self(m)
+        parts = [f"{sign}{counts[s]}" for sign, s in (("+", "added"), ("−", "removed"),
+                                                      ("~", "changed")) if counts[s]]
+        return " ".join(parts) or None
+
+
+#: The phrases of a diff (:func:`graphviz_tb.model.diff`) and their brief forms.
+_BRIEF = [(re.compile(r"^op: (.*) -> .*$"), r"was \1"),
+          (re.compile(r"^attr ([^:]*): (.*) -> (.*)$"), r"\1 \2→\3"),
+          (re.compile(r"^input (\d+): .*$"), r"input \1 rewired"),
+          (re.compile(r"^control input \^.* (added|removed)$"), r"control input \1"),
+          (re.compile(r"^device: .*$"), "device changed"),
+          (re.compile(r"^output: .*$"), "output changed")]
+#: The longest brief note (values are cut in the middle past it).
+_BRIEF_MOST = 36
+
+
+def _brief(what: str) -> str:
+    """``op: Relu -> Tanh`` -> ``was Relu``; ``attr padding: SAME -> VALID`` ->
+    ``padding SAME→VALID``; cut to :data:`_BRIEF_MOST` characters."""
+    for pattern, short in _BRIEF:
+        if pattern.match(what):
+            what = pattern.sub(short, what)
+            break
+    if len(what) > _BRIEF_MOST:
+        half = (_BRIEF_MOST - 1) // 2
+        what = f"{what[:half]}…{what[-half:]}"
+    return what
+
+
+def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None = None
+              ) -> set[Group]:
+    """The groups a first picture opens by itself, biggest first (by op count).
+
+    A group opens when the picture stays within ``budget`` boxes with it open, and either it
+    holds more than :data:`OVERVIEW_SHARE` of all ops (a box that big hides the structure an
+    overview is for: NASNet-Large's cells, ResNet-50's blocks) or the picture is not yet an
+    overview (fewer than :data:`OVERVIEW_MIN` boxes).  Bookkeeping groups (``save``,
+    ``init``, summaries) never open by themselves, nor groups deeper than
+    :data:`AUTO_DEPTH`, nor a group cut into sections unless it holds more than half the
+    ops: its boxes would be numbered slices (``[1–200 of 611]``), which show no structure
+    and spend the budget (NASNet-Large's ``train/gradients`` took it from the model's
+    cells).  In a TF2 training step (:attr:`Hierarchy.training`) the model opens first,
+    whatever its share; the optimizer never opens by itself, and the gradients only when
+    they hold more than half the ops, after the rest.  Only the children of groups met on
+    the way are read, so the tree below stays unsettled.
+
+    With ``weight`` (a diff: how many changed ops a group holds, nothing for one wholly added
+    or removed, which reads best closed), groups open by that weight
+    instead, every one that holds any and fits, so nothing must be opened to find a change.
+    """
+    opened = {h.root}
+    total = max(1, h.root.op_count)
+    visible = len(h.root.children)
+    # Queued as (rank, -size, name, group).  A training step's model comes first (rank -1,
+    # opened whatever its share: the optimizer often outweighs it); its gradients and
+    # optimizer mirror it, and wait for a click (rank 2), but gradients holding more than half
+    # the ops (a box that big is no overview) open after the rest (rank 1), and the optimizer
+    # never opens by itself (the step's bookkeeping).
+    queue: list[tuple[int, int, str, Group]] = []
+    measure = weight or (lambda g: g.op_count)
+    parts = h.training.values() if weight is None else ()
+    gradients = {p.gradients for p in parts}
+    optimizers = {p.optimizer for p in parts}
+    models = {p.model for p in parts}
+
+    def offer(group: Group, late: bool) -> None:
+        if group.depth >= AUTO_DEPTH:
+            return
+        for c in group.children:
+            if isinstance(c, Group) and c.op_count > 1 and c not in optimizers and (
+                    weight is not None or (not is_bookkeeping(c.label)
+                                           and not _saves_checkpoints(c))):
+                size = measure(c)
+                if size > 0:
+                    rank = -1 if c in models else 0 if not (late or c in gradients) else \
+                        1 if 2 * c.op_count > total else 2
+                    heapq.heappush(queue, (rank, -size, c.name, c))
+
+    offer(h.root, False)
+    while queue:
+        rank, _, _, g = heapq.heappop(queue)
+        if rank == 2:
+            continue
+        if rank == 0 and weight is None and g.op_count <= OVERVIEW_SHARE * total \
+                and visible >= OVERVIEW_MIN:
+            continue  # what is left is small, and the picture is an overview already
+        children = g.children
+        grown = visible - 1 + len(children)
+        # Gradients holding more than half the ops (plain SGD's step) open after the model,
+        # and may take twice the budget: one box of most of the graph is no overview.
+        limit = 2 * budget if rank == 1 else budget
+        if grown > limit or (weight is None and is_section(children[0])
+                              and 2 * g.op_count <= total):
+            continue
+        opened.add(g)
+        visible = grown
+        offer(g, rank > 0)
+    return opened
+
+
+#: The functions a SavedModel traces to save and restore its variables.
+_CHECKPOINT_FUNCTIONS = re.compile(r"(^|_)traced_(save|restore)(_\d+)?$")
+
+
+def _saves_checkpoints(g: Group) -> bool:
+    """Is this the body of a SavedModel's save or restore function (bookkeeping too)?"""
+    return g.kind == "function" and any(
+        _CHECKPOINT_FUNCTIONS.search(f.strip()) for f in (g.function or "").split(","))
+
+
+def _ops_in(member: Member) -> list[str]:
+    if isinstance(member, OpNode):
+        return [member.name]
+    assert isinstance(member, Group)
+    return [m.name for m in member.walk() if isinstance(m, OpNode)]
+
+
+def focus_members(h: Hierarchy, name: str, radius: int) -> tuple[set[Member], set[str]]:
+    """Members to draw for ``--focus name --radius K``: the ops within K hops (either
+    direction) of the focus, and every group containing one."""
+    member = h.lookup(name)
+    if member is None:
+        close = sorted(n for n in h.ops if name in n)[:5] or difflib.get_close_matches(
+            name, [*h.groups, *h.ops], n=3)
+        hint = f"; did you mean: {', '.join(close)}" if close else ""
+        raise GraphvizTbError(f"--focus {name!r}: no op or group of that name{hint}")
+    g = h.model.g
+    frontier = set(_ops_in(member))
+    seen = set(frontier)
+    for _ in range(radius):
+        nxt: set[str] = set()
+        for n in frontier:
+            nxt.update(g.predecessors(n))
+            nxt.update(g.successors(n))
+        frontier = nxt - seen
+        seen |= frontier
+    keep: set[Member] = set()
+    for n in seen:
+        op = h.ops[n]
+        keep.add(op)
+        keep.update(op.ancestors())
+    return keep, seen
+
+
+def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
+    """Groups holding an op where shape inference failed: opened so the failure is in view."""
+    failed = [name for name in h.model.shape_error_ops() if name in h.ops]
+    return frozenset(group for name in failed for group in h.ops[name].ancestors())
+
+
+class View:
+    """What a picture shows: the groups drawn open, and (with ``--focus``) the only members
+    drawn."""
+
+    __slots__ = ("expanded", "keep")
+
+    def __init__(self, expanded: frozenset[Group], keep: set[Member] | None) -> None:
+        self.expanded = expanded
+        self.keep = keep
+
+
+def choose_view(h: Hierarchy, options: RenderOptions,
+                weigh: Callable[[Group], int] | None = None) -> View:
+    """The view ``options`` ask for (see the module docstring); ``weigh`` as for
+    :func:`expanded_groups`."""
+    keep = focus_ops = None
+    if options.focus:
+        keep, focus_ops = focus_members(h, options.focus, options.radius)
+    expanded = expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h)
+    return View(expanded, keep)

@@ -1,0 +1,1 @@
+"""Stage 7, writing: files written whole or not at all (:mod:`.files`)."""

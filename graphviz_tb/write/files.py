@@ -1,0 +1,46 @@
+"""Output files written whole or not at all (:func:`write_output`: a temp file in the same
+directory, then a rename), so a failure never leaves a half-written file."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import GraphvizTbError
+
+__all__ = ["write_output"]
+
+def write_output(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file beside it, fsync, rename.
+
+    Raises
+    ------
+    GraphvizTbError
+        The file cannot be written (no such directory, a directory in the way, no permission,
+        disk full); nothing is left behind, and an existing file keeps its old content.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise GraphvizTbError(f"{target}: the directory {directory} does not exist")
+    if target.is_dir():
+        raise GraphvizTbError(f"{target} is a directory; give a file name to write")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None
+        raise

@@ -1,0 +1,184 @@
+"""The viewer's page: one self-contained, offline HTML document holding the viewer, its layout
+worker and the graph data (:mod:`graphviz_tb.draw.viewer_data`), its integer columns packed as
+base64 typed arrays, under a content security policy that lets nothing load."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import re
+import sys
+from array import array
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..draw.dot import clean_text
+from ..draw.viewer_data import VIEWER_DIR, finite
+from ..errors import GraphvizTbError
+
+if TYPE_CHECKING:
+    from ..options import RenderOptions
+
+__all__ = ["PageEntry", "page_data", "write_page"]
+
+
+#: The integer columns a page carries packed (see :func:`_pack`).
+_PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out",
+           "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae", "es", "ed", "ec", "ei",
+           "carry")
+
+
+#: Array typecodes for integers (int8, int16, int32), narrowest first.
+_INT_CODES = ("b", "h", "i")
+
+
+_PAGE_DATA = re.compile(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
+                        re.DOTALL)
+
+
+def _json(value: Any) -> str:
+    """Compact JSON in ASCII: every other character escaped, so no lone surrogate (which UTF-8
+    cannot encode) nor U+2028/U+2029 reaches the page, with no pass over the text to find them
+    (that pass, and encoding the text to UTF-8, cost more than the escapes)."""
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return json.dumps(finite(value), separators=(",", ":"))
+
+
+def _script_safe(text: str) -> str:
+    """JSON (:func:`_json`) made safe inside ``<script type="application/json">``: no
+    ``</script>``, no ``<!--``."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _little_endian(values: array[Any]) -> array[Any]:
+    """``values`` in place as little-endian (as the page reads them), whatever this machine's
+    own order."""
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
+
+
+def _pack(data: dict[str, Any]) -> dict[str, Any]:
+    """One graph's data with its integer columns packed: each as its array typecode (the
+    narrowest of int8, int16, int32 that holds it) then base64 of its little-endian bytes.
+
+    A column of NASNet-Large is 60,000 to 370,000 numbers: as JSON they were most of the
+    page's encoding in Python and of its parsing in the browser, which then copied them into
+    typed arrays anyway.  Packed, Python writes each with a few C calls and the page views
+    the decoded bytes as a typed array.
+    """
+    out = dict(data)
+    for key in _PACKED:
+        column = data[key]
+        # The narrowest typecode that takes every value: array checks the range in C, where
+        # two passes for the minimum and the maximum cost as much again.
+        for code in _INT_CODES:
+            try:
+                values = array(code, column)
+            except OverflowError:
+                continue
+            packed = _little_endian(values).tobytes()
+            out[key] = code + base64.b64encode(packed).decode("ascii")
+            break
+        # else beyond int32 (a hostile file's output slot): left as JSON
+    return out
+
+
+def _unpack(data: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`_pack`."""
+    out = dict(data)
+    for key in _PACKED:
+        if isinstance(data[key], str):
+            values = array(data[key][0], base64.b64decode(data[key][1:]))
+            out[key] = _little_endian(values).tolist()
+    return out
+
+
+def page_data(page: str) -> dict[str, Any]:
+    """The data embedded in a viewer page, as :func:`build_data` made it (or, for a page of
+    several graphs, as :func:`render_pages` assembled it): what benchmarks and tests read
+    back from a written page."""
+    match = _PAGE_DATA.search(page)
+    if match is None:
+        raise GraphvizTbError("no embedded tbgraph data in this page")
+    data = json.loads(match.group(1))
+    if "graphs" in data:
+        return {**data, "graphs": [_unpack(g) for g in data["graphs"]]}
+    return _unpack(data)
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def _read_viewer() -> tuple[str, str, str]:
+    """The viewer's script, its style, and its layout worker (gzipped, as base64)."""
+    bundle, worker = VIEWER_DIR / "bundle.js", VIEWER_DIR / "layout-worker.js.gz"
+    missing = [p for p in (bundle, worker) if not p.is_file()]
+    if missing:
+        raise GraphvizTbError(
+            f"the HTML viewer is not built ({', '.join(map(str, missing))} missing); run "
+            "'make viewer' (it needs Node.js and npm) in the graphviz_tb source tree"
+        )
+    script = bundle.read_text(encoding="utf-8")
+    style = (VIEWER_DIR / "viewer.css").read_text(encoding="utf-8")
+    # A bundle is inlined between <script> tags: it must not close them itself.
+    script = re.sub(r"</(script)", r"<\\/\1", script, flags=re.IGNORECASE)
+    return script, style, base64.b64encode(worker.read_bytes()).decode("ascii")
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """One graph of a logdir as the page's picker lists it: its run, its name in the run,
+    and which embedded graph draws it (a graph several runs share is embedded once)."""
+
+    run: str
+    name: str
+    graph: int
+
+
+def write_page(data: dict[str, Any], options: RenderOptions, title: str) -> str:
+    """The HTML document around the embedded data: style, viewer, layout worker, policy."""
+    script, style, worker = _read_viewer()
+    packed = ({**data, "graphs": [_pack(g) for g in data["graphs"]]} if "graphs" in data
+              else _pack(data))
+    payload = _script_safe(_json(packed))
+    title = html.escape(clean_text(title, 200), quote=True)
+    csp = "; ".join([
+        "default-src 'none'",
+        f"script-src {_csp_hash(script)} 'wasm-unsafe-eval'",
+        f"style-src {_csp_hash(style)}",
+        "img-src data: blob:",
+        "connect-src 'none'",
+        "font-src 'none'",
+        "media-src 'none'",
+        "object-src 'none'",
+        "frame-src 'none'",
+        "worker-src blob:",  # Graphviz lays out in a worker started from the page's own code
+        "manifest-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+    ])
+    theme = "dark" if options.theme == "dark" else "light"
+    return (
+        "<!DOCTYPE html>\n"
+        f"<html lang=\"en\" data-theme=\"{theme}\">\n<head>\n"
+        "<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta name=\"generator\" content=\"graphviz_tb\">\n"
+        f"<title>{title}</title>\n"
+        f"<style>{style}</style>\n"
+        "</head>\n<body>\n"
+        "<div id=\"app\"><noscript>This graph viewer needs JavaScript.</noscript></div>\n"
+        f"<script type=\"application/json\" id=\"tbgraph-data\">{payload}</script>\n"
+        # Inert data (never run as it is): the worker's script, decoded by the viewer.
+        f"<script type=\"application/octet-stream\" id=\"tbgraph-worker\">{worker}</script>\n"
+        f"<script>{script}</script>\n"
+        "</body>\n</html>\n"
+    )
