@@ -49,6 +49,8 @@ __all__ = [
 
 #: Height of an interactive (iframe) picture when the document gives none.
 DEFAULT_HEIGHT = "600px"
+#: The tallest a static picture stands in a page before its frame scrolls.
+SCROLL_HEIGHT = "720px"
 
 _CSS_LENGTH = re.compile(r"^\d+(\.\d+)?(px|em|rem|%|vh|vw|ex|ch|pt|cm|mm|in)?$")
 _TRUE = {"", "true", "yes", "on", "1"}
@@ -355,17 +357,21 @@ def markup(embed: Embed, url: str) -> str:
     """The HTML showing the output found at ``url``, without a caption.
 
     A static picture is an ``<img>`` linked to the full-size file (an SVG in ``<img>`` runs
-    no script and loads nothing).  The interactive form is an ``<iframe>`` of the viewer file:
-    it keeps its own Content-Security-Policy and scripts apart from the page, and the
-    ``sandbox`` attribute keeps its scripts from touching the page that embeds it.
+    no script and loads nothing), drawn at its own size in a frame that scrolls: shrunk to a
+    700-900 px column, a model's names were 5 px high, unreadable where they stood.  A
+    ``width`` or ``height`` the author gives still sizes it.  The interactive form is an
+    ``<iframe>`` of the viewer file: it keeps its own Content-Security-Policy and scripts
+    apart from the page, and the ``sandbox`` attribute keeps its scripts from touching the
+    page that embeds it.
     """
     src = html.escape(url, quote=True)
     alt = html.escape(embed.alt, quote=True)
     if embed.format == "svg":
-        style = _style(embed.width, embed.height)
-        style_attr = f' style="{style}"' if style else ""
-        return (f'<a class="tbgraph-link" href="{src}">'
-                f'<img class="tbgraph tbgraph-svg" src="{src}" alt="{alt}"{style_attr}></a>')
+        style = _style(embed.width, embed.height) or "max-width:none;height:auto"
+        return (f'<div class="tbgraph-scroll" style="overflow:auto;max-height:{SCROLL_HEIGHT}">'
+                f'<a class="tbgraph-link" href="{src}">'
+                f'<img class="tbgraph tbgraph-svg" src="{src}" alt="{alt}" style="{style}">'
+                f'</a></div>')
     style = _style(embed.width or "100%", embed.height or DEFAULT_HEIGHT)
     return (f'<div class="tbgraph-frame">'
             f'<iframe class="tbgraph tbgraph-html" src="{src}" title="{alt}" '

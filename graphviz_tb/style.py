@@ -15,16 +15,29 @@ import json
 from typing import Any
 
 __all__ = [
+    "AUX_IQR_FACTOR",
+    "AUX_MIN_CHILDREN",
+    "AUX_MIN_DEGREE",
+    "BOOKKEEPING_NAMES",
+    "BOOKKEEPING_OPS",
     "CHAR_WIDTH",
     "COST_COLORS",
     "DIFF_COLORS",
     "DIFF_LINES",
+    "LABEL_BREAKS",
+    "MAX_LINE",
+    "MIN_COLORED_OPS",
     "NO_RECORD",
+    "OTHER_REPEATED",
     "PT",
     "SCALE_STEPS",
+    "STRUCTURE_COLORS",
     "THEMES",
     "UNIQUE_COLOR",
+    "WRAP",
+    "WRAP_MOST",
     "palette",
+    "structure_color",
     "viewer_style",
 ]
 
@@ -42,7 +55,35 @@ THEMES = {
 #: The fill of a group whose structure is unique (grey: nothing else looks like it).
 UNIQUE_COLOR = {"light": "#dcdcdc", "dark": "#4a4a4a"}
 
-# --------------------------------------------------------------------------- palette
+# --------------------------------------------------------------------------- structures
+
+#: The fills of repeated structures, the largest first: each picked in CIELAB as far as it can
+#: be from those before it and from the grey of unique structures, from a grid of pastel
+#: (light theme) or deep (dark theme) colours, so any two, the grey and the colour of other
+#: repeated structures differ by a CIE76 distance of 16 or more: told apart at a glance.
+STRUCTURE_COLORS = {
+    "light": ["#eec7af", "#6ecea3", "#e3a7e7", "#52c7fe", "#dde99c", "#8ff2f9", "#f2a7b7",
+              "#dbb772", "#b0b8f0", "#a9c3a2", "#fda58c", "#8fc3d9", "#ffd7f2", "#3acfc9",
+              "#9cc883", "#b8f0c5"],
+    "dark": ["#745540", "#137c5f", "#6667a4", "#793358", "#3e5216", "#07778f", "#a55556",
+             "#82637e", "#174f77", "#5f7354", "#7f6b2f", "#135454", "#623c71", "#773b22",
+             "#13572e", "#6a3f45"],
+}
+#: The fill of the repeated structures past those, and of those too small to spend a colour
+#: on (fewer than :data:`MIN_COLORED_OPS` ops: a two-op helper).
+OTHER_REPEATED = {"light": "#f8e0a9", "dark": "#5d6d8e"}
+MIN_COLORED_OPS = 3
+
+
+def structure_color(slot: int | None, theme: str = "light") -> str:
+    """The fill of the structure in palette ``slot`` (None: past the palette, or too small)."""
+    colors = STRUCTURE_COLORS["dark" if theme == "dark" else "light"]
+    if slot is None or slot >= len(colors):
+        return OTHER_REPEATED["dark" if theme == "dark" else "light"]
+    return colors[slot]
+
+
+# --------------------------------------------------------------------------- keys
 
 #: The palette's hue walk: start, and the golden-ratio step between neighbours.
 _HUE_START = 0.08
@@ -58,8 +99,8 @@ _BANDS = {
 
 
 def palette(index: int, theme: str = "light") -> str:
-    """The ``index``-th distinct colour: golden-ratio hue steps, with three lightness bands so
-    neighbouring hues after many steps still differ."""
+    """The ``index``-th colour of a colour key (op type, device, dtype): golden-ratio hue
+    steps, with three lightness bands so neighbouring hues after many steps still differ."""
     hue = (_HUE_START + index * _HUE_STEP) % 1.0
     band = (index // _BAND_EVERY) % 3
     bands = _BANDS["dark" if theme == "dark" else "light"]
@@ -98,6 +139,31 @@ DIFF_LINES = {"light": {"added": "#3f9a2f", "removed": "#c62828"},
 PT = 72.0
 #: Average glyph width over font size for Helvetica-like fonts: how wide a label is measured.
 CHAR_WIDTH = 0.58
+#: A box's name goes on two lines past this many characters, broken after one of
+#: :data:`LABEL_BREAKS` (or between a lower and an upper case letter) nearest the middle; a
+#: name past :data:`WRAP_MOST` is cut first.
+WRAP = 28
+WRAP_MOST = 60
+LABEL_BREAKS = "_-/.: "
+#: The longest line a box shows (the writers cut longer ones).
+MAX_LINE = 48
+
+# --------------------------------------------------------------------------- auxiliary nodes
+
+#: Children named like TensorFlow's bookkeeping (``init``, ``save``, summaries, the global
+#: step): the first picture leaves them closed, and the side column takes them.
+BOOKKEEPING_NAMES = (r"^(init(_\d+)?|save(_\d+)?|summaries|MergeSummary(_\d+)?|global_step|"
+                     r"report_uninitialized_variables|restore_all|saver_filename|train_op|"
+                     r"group_deps)$")
+#: Op types that are bookkeeping whatever they are called.  (A control-flow ``Merge`` is
+#: dataflow, not bookkeeping, though TensorFlow names it ``Merge`` too.)
+BOOKKEEPING_OPS = ("MergeSummary", "MergeV2Checkpoints")
+#: The quartile rule that moves high-degree children aside: a group needs this many
+#: children, and an outlier at least this degree, past the upper quartile by this many
+#: interquartile ranges.
+AUX_MIN_CHILDREN = 6
+AUX_MIN_DEGREE = 4
+AUX_IQR_FACTOR = 3.0
 
 
 def viewer_style() -> dict[str, Any]:
@@ -106,8 +172,19 @@ def viewer_style() -> dict[str, Any]:
         "palette": {"hueStart": _HUE_START, "hueStep": _HUE_STEP, "bandEvery": _BAND_EVERY,
                     "bands": _BANDS},
         "scaleSteps": SCALE_STEPS,
+        "structure": STRUCTURE_COLORS,
+        "otherRepeated": OTHER_REPEATED,
         "pt": PT,
         "charWidth": CHAR_WIDTH,
+        "wrap": WRAP,
+        "wrapMost": WRAP_MOST,
+        "labelBreaks": LABEL_BREAKS,
+        "maxLine": MAX_LINE,
+        "bookkeepingNames": BOOKKEEPING_NAMES,
+        "bookkeepingOps": list(BOOKKEEPING_OPS),
+        "auxMinChildren": AUX_MIN_CHILDREN,
+        "auxMinDegree": AUX_MIN_DEGREE,
+        "auxIqrFactor": AUX_IQR_FACTOR,
     }
 
 

@@ -44,6 +44,7 @@ import networkx as nx
 from graphviz_tb.group.tree import Group, Hierarchy, Member, OpNode
 from graphviz_tb.model.graph import CONTROL, DATA, REF
 from graphviz_tb.model.shapes import format_shape
+from graphviz_tb.style import OTHER_REPEATED
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
@@ -57,6 +58,8 @@ ARROW_GAP = 1.0
 #: across the ranks, box to box).
 STUB_REACH = 72.0
 GREY = {"#dcdcdc", "#4a4a4a"}
+#: The one fill different structures may share: the legend's "other repeated structures".
+SHARED = set(OTHER_REPEATED.values())
 
 
 # --------------------------------------------------------------------------- records
@@ -331,7 +334,7 @@ def read_dom(raw: dict[str, Any]) -> Picture:
                           tip, e["dashed"], 3 if "ref" in e["classes"] else 1, e["width"],
                           e["label"], (e["lx"], e["ly"]) if e["lx"] is not None else None,
                           e["title"], set(e["classes"]), base=base))
-    return Picture(boxes, edges)
+    return Picture(boxes, edges, [(fill, text) for fill, text in raw.get("legend", [])])
 
 
 def _dom_end(value: str) -> str:
@@ -855,8 +858,10 @@ class StructureClasses:
 
 def _check_colours(pic: Picture, members: dict[str, Member], truth: Truth, report: Report
                    ) -> None:
-    """Same fill exactly when same structure; grey exactly when the structure is unique; the
-    legend counts every instance in the whole graph."""
+    """Same fill exactly when same structure (but the one colour the legend gives the
+    "other repeated structures", past the palette or too small for a colour of their own);
+    grey exactly when the structure is unique; the legend counts every instance in the whole
+    graph."""
     classes = StructureClasses(truth.h)
     fills: dict[int, set[str]] = defaultdict(set)
     owners: dict[str, set[int]] = defaultdict(set)
@@ -875,8 +880,10 @@ def _check_colours(pic: Picture, members: dict[str, Member], truth: Truth, repor
     for fs in fills.values():
         if len(fs) > 1:
             report.add(f"one structure is drawn in {len(fs)} colours: {sorted(fs)}")
+    shared = {fill for fill, text in pic.legend if text.endswith(
+        ("other repeated structure", "other repeated structures"))}
     for fill, cids in owners.items():
-        if len(cids) > 1:
+        if len(cids) > 1 and not (fill in SHARED and fill in shared):
             report.add(f"colour {fill} is shared by {len(cids)} different structures")
     for fill, text in pic.legend:
         found = re.search(r"× (\d+)$", text)

@@ -48,5 +48,12 @@
       ly: label ? +label.getAttribute("y") - 3 : null,
     });
   }
-  return { boxes, edges };
+  // The legend's colour rows: (swatch colour as #rrggbb, text), as the static legend's.
+  const hex = (rgb) => "#" + (rgb.match(/\d+/g) || []).slice(0, 3)
+    .map((v) => (+v).toString(16).padStart(2, "0")).join("");
+  const legend = [...document.querySelectorAll(".legend li")]
+    .filter((li) => li.querySelector(".swatch"))
+    .map((li) => [hex(getComputedStyle(li.querySelector(".swatch")).backgroundColor),
+      li.textContent.trim()]);
+  return { boxes, edges, legend };
 }

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import SAMPLES
@@ -120,3 +121,34 @@ def test_diff_page_draws_what_changed(site: Path) -> None:
     assert f'fill="{colours["changed"]}"' in drawn
     assert "added: 7 ops" in drawn and "changed: 2 ops<" in drawn
     assert "7 ops · +7" in drawn and "padding SAME→VALID" in drawn
+
+
+#: How high a box name (10 pt) stands on screen in a static picture of the built site, in the
+#: page as the theme lays it out: the picture's drawn width over its own (its SVG ``width``
+#: in points, 4/3 px each), times 10 pt.
+_NAME_PX = """() => [...document.querySelectorAll('img.tbgraph-svg')].map((img) => {
+  const own = img.naturalWidth;
+  const drawn = img.getBoundingClientRect().width;
+  return [img.getAttribute('alt'), own > 0 ? (10 * 4 / 3) * drawn / own : 0];
+})"""
+
+
+@pytest.mark.browser
+def test_pictures_in_the_docs_are_readable_where_they_stand(site: Path, browser: Any) -> None:
+    """The gallery's and the front page's static pictures, in a window as wide as the
+    theme's page (1180 px, a 900 px column), draw their names 9 px high or more: at their own
+    size in a frame that scrolls, never shrunk to the column."""
+    page = browser.new_page(viewport={"width": 1180, "height": 900})
+    try:
+        for name in ("gallery.html", "index.html"):
+            page.goto((site / name).as_uri())
+            page.wait_for_load_state("load")
+            heights = page.evaluate(_NAME_PX)
+            assert heights, name
+            small = [(alt, round(px, 1)) for alt, px in heights if px < 9]
+            assert small == [], name
+            frames = page.evaluate("[...document.querySelectorAll('.tbgraph-scroll')].map("
+                                   "(d) => getComputedStyle(d).overflow)")
+            assert frames and set(frames) == {"auto"}
+    finally:
+        page.close()

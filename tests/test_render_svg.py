@@ -92,7 +92,8 @@ def test_legend_rows_of_two_structures_read_differently(mnist_svg: ET.Element) -
 
 def test_the_legend_box_holds_its_longest_row() -> None:
     """Two alike scopes with 40-character names: the legend's row for them (cut at 36, then
-    ``× 2``) runs past a legend box of fixed width (190 pt), out of its border."""
+    ``× 2``) runs past a legend box of fixed width (190 pt), out of its border.  (Three ops
+    each: a structure of two shares the colour of other repeated structures, unnamed.)"""
     from tensorboard.compat.proto import graph_pb2
 
     gd = graph_pb2.GraphDef()
@@ -101,6 +102,7 @@ def test_the_legend_box_holds_its_longest_row() -> None:
         scope = f"a_rather_long_layer_name_on_the_{side}_hand_side"
         gd.node.add(name=f"{scope}/mul", op="Mul", input=["x", "x"])
         gd.node.add(name=f"{scope}/relu", op="Relu", input=[f"{scope}/mul"])
+        gd.node.add(name=f"{scope}/out", op="Identity", input=[f"{scope}/relu"])
     svg = parse(graphviz_tb.load(gd).render(depth=1))
     legend = _legend_of(svg)
     box = [float(v) for v in re.findall(r"-?[\d.]+", legend.find(

@@ -25,6 +25,7 @@ from svgparse import (
     node_groups,
     op_name,
     parse,
+    texts,
     title,
 )
 
@@ -374,3 +375,50 @@ def test_names_tensorflow_refuses_to_import_are_renamed_for_inference(tf: Any) -
     assert report.ok, report.failures[:1]
     assert all(graph.model.op_outputs(n) == [] or graph.model.op_outputs(n)[0].known_shape
                for n in underscored)
+
+
+# --------------------------------------------------------------------------- saying why
+
+
+def _legend(root: Any) -> Any:
+    return next(g for g in root.iter("{http://www.w3.org/2000/svg}g") if "legend" in classes(g))
+
+
+def test_a_graph_without_shapes_says_so_in_one_line_with_the_remedy(capsys: Any) -> None:
+    """A frozen graph written without ``add_shapes`` records no computed shape: ``info`` and
+    the legend say so in one line and name the remedies; a TF1 graph with shapes says
+    nothing of the kind."""
+    from graphviz_tb.cli import main
+
+    for sample, silent in ((DENSE, False), (MNIST, True)):
+        assert main(["info", sample]) == 0
+        text = capsys.readouterr().out
+        said = [line for line in text.splitlines() if "--infer-shapes" in line]
+        legend = " ".join(texts(_legend(parse(graphviz_tb.load(sample).render(depth=1)))))
+        if silent:
+            assert said == [] and "--infer-shapes" not in legend
+        else:
+            assert len(said) == 1 and "add_shapes=True" in said[0] and "SavedModel" in said[0]
+            assert "no shapes recorded" in legend and "--infer-shapes" in legend
+
+
+def test_a_shape_of_unknown_rank_is_left_unlabelled_with_the_reason_in_the_tooltip() -> None:
+    """TensorFlow's inference gives some outputs no rank: the edge then carries no label (a
+    bare ``*`` told the reader nothing) and its tooltip says the rank is unknown."""
+    from tensorboard.compat.proto import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    x = gd.node.add(name="x", op="Placeholder")
+    x.attr["_output_shapes"].list.shape.add().dim.add(size=3)
+    y = gd.node.add(name="y", op="Relu", input=["x"])
+    y.attr["_output_shapes"].list.shape.add().unknown_rank = True
+    gd.node.add(name="z", op="Relu", input=["y"])
+    root = parse(graphviz_tb.load(gd).render(expand_all=True))
+    edges = {title(e): e for e in edge_groups(root)}
+    into_z = next(e for t, e in edges.items() if t.startswith("y") and t.endswith("z"))
+    assert texts(into_z) == []
+    tip = " ".join(a.get("{http://www.w3.org/1999/xlink}title", "")
+                   for a in into_z.iter("{http://www.w3.org/2000/svg}a"))
+    assert "rank unknown" in tip
+    into_y = next(e for t, e in edges.items() if t.startswith("x") and t.endswith("y"))
+    assert texts(into_y) == ["3"]

@@ -19,7 +19,7 @@ from ..group.templates import PictureColors, legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import ARROW_SIZE, Stub
 from ..layout.scene import Box, Scene
-from ..layout.text import MAX_LINE, label_lines, tensor_lines
+from ..layout.text import label_lines, tensor_lines
 from ..model.costs import Scale, format_cost
 from ..model.graph import CONTROL, REF
 from ..model.shapes import format_shape
@@ -27,7 +27,9 @@ from ..style import (
     COST_COLORS,
     DIFF_COLORS,
     DIFF_LINES,
+    MAX_LINE,
     NO_RECORD,
+    OTHER_REPEATED,
     PT,
     THEMES,
     UNIQUE_COLOR,
@@ -286,12 +288,19 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     elif styler.structure is not None:
         structure = styler.structure
         shown = structure.repeated
-        labels = legend_labels(shown)  # keyed by first instance: the groups themselves
-        for t, label in zip(shown[:12], labels[:12], strict=True):
-            add(structure.template_color(t, options.theme),
-                f"{clean_text(label, 36)} × {len(structure.alike[t])}")
-        if len(shown) > 12:
-            rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - 12} more templates</TD></TR>")
+        labels = legend_labels([structure.instances(t)[0] for t in shown])
+        other = OTHER_REPEATED[options.theme]
+        for t, label in zip(shown, labels, strict=True):
+            color = structure.template_color(t, options.theme)
+            if color != other and len(rows) < 12:
+                add(color, f"{clean_text(label, 36)} × {len(structure.instances(t))}")
+        more = sum(structure.template_color(t, options.theme) == other for t in shown)
+        named = len(rows)
+        if len(shown) - more > named:
+            rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - more - named} more "
+                        "structures</TD></TR>")
+        if more:
+            add(other, f"{more} other repeated structure{'s' if more > 1 else ''}")
         add(UNIQUE_COLOR[options.theme], "unique structure")
     elif options.color_by in ("op", "device", "dtype"):
         for key, color in list(styler._keys.items())[:14]:
@@ -308,6 +317,13 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     rows.append("<TR><TD>──►</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>– – ►</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
     rows.append("<TR><TD>══►</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
+    note = styler.h.model.shapes_note() if options.shapes else None
+    if note is not None:  # why the data edges have no labels, and what adds them
+        for line in _note_lines(note):
+            rows.append(f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\">"
+                        f"<FONT COLOR=\"{THEMES[options.theme]['muted']}\">{_html(line)}"
+                        "</FONT></TD></TR>")
+            texts.append(line)
     title = {"structure": "same colour = same structure", "op": "colour = op type",
              "device": "colour = device", "dtype": "colour = dtype",
              "compute-time": "colour = compute time, log scale (×3.2 a step)",
@@ -321,6 +337,17 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     # width let a long structure name spill out of the box on both sides.
     widest = max(len(t) for t in [title, *texts])
     return table, max(190.0, 44.0 + widest * 9 * 0.55), float(height)
+
+
+def _note_lines(note: str, width: int = 40) -> list[str]:
+    """A legend note broken at spaces into lines of about ``width`` characters."""
+    lines: list[str] = []
+    for word in note.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _legend_row(color: str, text: str) -> str:

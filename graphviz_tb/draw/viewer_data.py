@@ -69,7 +69,8 @@ DATA_VERSION = 2
 
 #: The most changes a diff's page lists (the picture colours them all).
 _MAX_CHANGES = 5000
-_KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5}
+_KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5, "block": 6,
+          "section": 7}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
 
@@ -227,7 +228,8 @@ class _Builder:
         tpl_table = []
         called = legend_labels([templates.representative(t) for t in templates.repeated])
         for t, name in zip(templates.repeated, called, strict=True):
-            tpl_table.append([name, len(templates.instances[t])])
+            slot = templates.slot(templates.instances[t][0])
+            tpl_table.append([name, len(templates.instances[t]), -1 if slot is None else slot])
         return {
             "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "sz": sz,
             "sizes": sizes.values, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops,
@@ -519,4 +521,5 @@ def build_data(h: Hierarchy, scene: Scene, options: RenderOptions, *, title: str
         data["diffColors"], data["diffLines"] = DIFF_COLORS, DIFF_LINES
     data["unique"] = UNIQUE_COLOR
     data["warnings"] = h.model.warnings.lines()[:50]
+    data["shapesNote"] = h.model.shapes_note() if options.shapes else None
     return data

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, TypeVar
 
-from ..style import UNIQUE_COLOR, palette
+from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
 from .tree import Group, Hierarchy, Member, aggregate_edges
 
 if TYPE_CHECKING:
@@ -59,10 +59,11 @@ class Templates:
         self._forms: dict[Group, tuple] = {}
         self._sizes: dict[Group, int] = {}
         self._forms_made = 0
-        #: After :meth:`complete`: every template's instances (name order), and the templates
-        #: with two or more, in legend order.
+        #: After :meth:`complete`: every template's instances (forward copies first), and the
+        #: templates with two or more, in legend order; and the palette slot of each.
         self.instances: dict[int, list[Group]] = {}
         self.repeated: list[int] = []
+        self._slots: dict[Group, int] | None = None
 
     def of(self, group: Group) -> int:
         """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
@@ -234,41 +235,77 @@ class Templates:
         self._bucketed = buckets
 
     def complete(self) -> None:
-        """Decide every group, and list the repeated templates in legend order (the viewer's
-        whole-graph palette)."""
+        """Decide every group, and list the repeated templates in legend order (the viewer
+        ships them all)."""
         self.of(self.h.root)
         instances: dict[int, list[Group]] = {}
         for g in self.h.all_groups():
             if not _is_group_series(g):
                 instances.setdefault(self.of(g), []).append(g)
         for gs in instances.values():
-            gs.sort(key=lambda g: g.name)
+            gs.sort(key=_forward_first)
         self.instances = instances
         self.repeated = _legend_order(instances)
+
+    def slot(self, group: Group) -> int | None:
+        """The place of ``group``'s structure in :data:`~graphviz_tb.style.STRUCTURE_COLORS`:
+        the repeated structures with the most ops in all (ops times instances) in the whole
+        tree come first, so a structure has one colour in the SVG, the viewer and at every
+        depth.  None past the palette, for a structure too small to spend a colour on, or
+        for a unique one."""
+        same = self.alike(group)
+        if len(same) < 2:
+            return None
+        if self._slots is None:
+            self._slots = self._largest()
+        return self._slots.get(same[0])
+
+    def _largest(self) -> dict[Group, int]:
+        """The palette's structures, each keyed by its first instance in name order.
+
+        Found without deciding every template: the groups of one invariant bucket share their
+        op count, so a bucket's ops times its size bounds the footprint of every structure in
+        it.  Buckets are split into structures largest bound first, until no bucket left can
+        beat the palette's last structure (a picture of NASNet-Large's training step deciding
+        all 100,000 templates for its colours cost 1.5 s).
+        """
+        if self._bucketed is None:
+            self._bucket_all()
+        size = len(STRUCTURE_COLORS["light"])
+        bound = [((max(g.op_count for g in b) * len(b), min(g.name for g in b)), key)
+                 for key, b in self._bucketed.items()  # type: ignore[union-attr]
+                 if len(b) >= 2 and max(g.op_count for g in b) >= MIN_COLORED_OPS]
+        bound.sort(key=lambda kv: (-kv[0][0], kv[0][1]))
+        found: list[tuple[int, tuple[bool, str], Group]] = []
+        for (most, _), key in bound:
+            if len(found) >= size and most < found[size - 1][0]:
+                break
+            split: set[int] = set()
+            for g in self._bucketed[key]:  # type: ignore[index]
+                same = self.alike(g)
+                if id(same) not in split and len(same) >= 2 \
+                        and same[0].op_count >= MIN_COLORED_OPS:
+                    found.append((same[0].op_count * len(same), min(map(_forward_first, same)),
+                                  same[0]))
+                split.add(id(same))
+            found.sort(key=lambda f: (-f[0], f[1]))
+        return {first: i for i, (_, _, first) in enumerate(found[:size])}
 
     def representative(self, template: int) -> Group:
         return self.instances[template][0]
 
     def picture(self, present: Iterable[Group]) -> PictureColors:
-        """Colours for one picture: its repeated structures ranked among themselves, so a
-        picture of a few groups gets the most distinct colours first.  A structure is keyed
-        by its first instance, which needs no template.
-
-        A picture of most of the tree (``--expand-all``) decides every template in one pass
-        instead: that is linear in the tree, where comparing the relative forms of each
-        group's look-alikes costs a walk of every one of their subtrees.
-        """
-        present = list(present)
-        if 2 * len(present) > len(self.h.groups):
-            self.of(self.h.root)
-        alike: dict[Group, list[Group]] = {}
+        """Colours for one picture: each repeated structure's fill comes from the whole
+        tree's ranking (:meth:`slot`), whatever else the picture shows.  A structure is keyed
+        by its first instance in name order, which needs no template."""
         shown: dict[Group, Group] = {}
+        alike: dict[Group, list[Group]] = {}
         for g in present:
             same = self.alike(g)
             if len(same) >= 2:
                 shown[g] = same[0]
                 alike[same[0]] = same
-        return PictureColors(shown, alike, _legend_order(alike))
+        return PictureColors(self, shown, alike)
 
     def _decide(self, group: Group) -> None:
         op_ids = self._op_ids
@@ -307,21 +344,31 @@ class Templates:
 
 
 class PictureColors:
-    """The structure colours of one picture (see :meth:`Templates.picture`)."""
+    """The structure colours of one picture (see :meth:`Templates.picture`): ``shown`` maps
+    each drawn group of a repeated structure to the structure's first instance (its key),
+    ``alike`` each key to every instance, and ``repeated`` lists the keys drawn, those with
+    a colour of their own first, in palette order."""
 
-    def __init__(self, shown: dict[Group, Group], alike: dict[Group, list[Group]],
-                 repeated: list[Group]) -> None:
-        self.shown, self.alike, self.repeated = shown, alike, repeated
-        self._rank = {t: i for i, t in enumerate(repeated)}
+    def __init__(self, templates: Templates, shown: dict[Group, Group],
+                 alike: dict[Group, list[Group]]) -> None:
+        self.templates, self.shown, self.alike = templates, shown, alike
+        slot = {key: templates.slot(key) for key in alike}
+        self._slot = slot
+        self.repeated = sorted(alike, key=lambda k: (
+            slot[k] is None, slot[k] or 0, -k.op_count * len(alike[k]), k.name))
 
     def color(self, group: Group, theme: str = "light") -> str:
-        t = self.shown.get(group)
-        rank = self._rank.get(t) if t is not None else None
-        return UNIQUE_COLOR[theme] if rank is None else palette(rank, theme)
+        key = self.shown.get(group)
+        return UNIQUE_COLOR[theme] if key is None else self.template_color(key, theme)
 
-    def template_color(self, structure: Group, theme: str = "light") -> str:
-        """The colour of a structure, keyed by its first instance."""
-        return palette(self._rank[structure], theme)
+    def template_color(self, key: Group, theme: str = "light") -> str:
+        """The fill of the structure keyed by ``key`` (its first instance)."""
+        return structure_color(self._slot[key], theme)
+
+    def instances(self, key: Group) -> list[Group]:
+        """The structure's groups in the whole tree, forward copies before gradients (the
+        first names it in the legend)."""
+        return sorted(self.alike[key], key=_forward_first)
 
 
 def _is_group_series(g: Group) -> bool:
@@ -333,9 +380,17 @@ def _drawn_as(g: Group) -> Group:
     return g._children[0] if _is_group_series(g) else g  # type: ignore[return-value]
 
 
+def _forward_first(g: Group) -> tuple[bool, str]:
+    """Instances of a structure in the order a reader recognises them: the forward model's
+    copies before their gradients' (``reshape`` before ``gradients/Reshape_1_grad``), then by
+    name; the first names the structure in the legend."""
+    return (any(p.startswith(("gradients", "gradient_tape")) or p.endswith("_grad")
+                for p in g.name.split("/")), g.name)
+
+
 def _legend_order(instances: dict[_K, list[Group]]) -> list[_K]:
-    """Structures with two or more instances (keyed by template or by first instance),
-    largest footprint first, then by name."""
+    """Structures with two or more instances, largest footprint (ops times instances) first,
+    then by the name of the first instance."""
     repeated = [t for t, gs in instances.items() if len(gs) >= 2]
     repeated.sort(key=lambda t: (-instances[t][0].op_count * len(instances[t]),
                                  instances[t][0].name))

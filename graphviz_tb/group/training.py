@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from ..style import BOOKKEEPING_NAMES
 from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
 from .partition import ChildGraph, strong_components, topological_order
 from .tree import Group, Hierarchy, Member, OpNode, TrainingParts, fix_depths, op_members
@@ -27,10 +28,7 @@ _LOOSE_SCOPE_OPS = 4
 #: Names that are bookkeeping by convention (``init``, ``save``, summaries ...), whatever
 #: their degree: drawn aside (:mod:`graphviz_tb.view.auxiliary`), never opened by themselves, never
 #: given loose ops.
-_CONVENTIONAL = re.compile(
-    r"^(init(_\d+)?|save(_\d+)?|summaries|MergeSummary(_\d+)?|global_step|"
-    r"report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$"
-)
+_CONVENTIONAL = re.compile(BOOKKEEPING_NAMES)
 
 
 def is_bookkeeping(label: str) -> bool:

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 from ..group.tree import AggEdge, Group, Member, OpNode
 from ..model.graph import CONTROL, DATA, REF
-from ..model.shapes import format_shape, tensor_bytes
-from ..style import CHAR_WIDTH
+from ..model.shapes import format_shape, tensor_bytes, unknown_why
+from ..style import CHAR_WIDTH, LABEL_BREAKS, MAX_LINE, WRAP, WRAP_MOST
 
 if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..model.shapes import TensorInfo
 
-__all__ = ["MAX_EDGE_LABEL", "MAX_LINE", "WRAP", "WRAP_MOST", "Carried", "carried_tensors",
+__all__ = ["MAX_EDGE_LABEL", "Carried", "carried_tensors",
            "edge_look", "label_lines", "leaf_size", "outline", "tensor_lines", "text_width"]
 
 
@@ -36,20 +36,13 @@ def _is_const(m: OpNode) -> bool:
     return m.op in ("Const", "HostConst")
 
 
-#: A box's name longer than this is drawn on two lines ...
-WRAP = 28
-
-
-#: ... and one longer than this is cut (with ``…``) first.
-WRAP_MOST = 60
-
-
 #: A line may end after one of these: the separators of TensorFlow's generated names.
-_BREAKS = frozenset("_-/.: ")
+_BREAKS = frozenset(LABEL_BREAKS)
 
 
 def label_lines(label: str) -> list[str]:
-    """The lines a box shows its name on: one, or two for a name longer than :data:`WRAP`,
+    """The lines a box shows its name on: one, or two for a name longer than
+    :data:`~graphviz_tb.style.WRAP`,
     broken after the separator (or between the words of ``CamelCase``) nearest the middle, at
     the middle when none is within a quarter of the length; a block's name (``first … last``)
     breaks after its ``…`` when that is within a quarter.
@@ -99,10 +92,6 @@ def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[s
     name = label_lines(m.label)
     w = max(*(text_width(t, 10) for t in name), text_width(lines[1], 8)) + 24
     return max(64.0, w), 40.0 + 12.0 * (len(name) - 1), lines
-
-
-#: The longest line a box shows (the writers cut longer ones: ``draw/dot.py``, ``draw.js``).
-MAX_LINE = 48
 
 
 def _with_note(head: str, note: str) -> str:
@@ -182,7 +171,10 @@ def tensor_lines(h: Hierarchy, agg: AggEdge, limit: int = 12) -> list[str]:
     tensors = carried_tensors(h, agg)
     lines = []
     for (producer, index), (u, v, k) in list(tensors.items())[:limit]:
-        shape = format_shape(h.model.edge_tensor(u, v, k), dtype=True) or "shape unknown"
+        info = h.model.edge_tensor(u, v, k)
+        shape = format_shape(info, dtype=True)
+        if info is None or not info.known_shape or info.shape is None:
+            shape = f"{shape}; {unknown_why(info)}" if shape else unknown_why(info)
         lines.append(f"{producer}:{index} ({shape})")
     if len(tensors) > limit:
         lines.append(f"… and {len(tensors) - limit} more")

@@ -34,6 +34,7 @@ __all__ = [
     "CONTROL",
     "DATA",
     "REF",
+    "SHAPES_REMEDY",
     "GraphModel",
     "InputRef",
     "OpGraph",
@@ -45,6 +46,15 @@ __all__ = [
 
 DATA = "data"
 CONTROL = "control"
+#: What a picture or ``info`` says of a graph that records no shapes (see
+#: :meth:`GraphModel.shapes_note`).
+SHAPES_REMEDY = ("no shapes recorded: pass --infer-shapes, or write the graph with "
+                 "add_shapes=True, or save a SavedModel")
+#: Ops whose outputs record their shapes whatever the writer did: not evidence either way.
+_SHAPE_SOURCES = frozenset({"Const", "HostConst", "Placeholder", "PlaceholderWithDefault",
+                            "_Arg", "VarHandleOp", "ReadVariableOp", "Identity", "NoOp"})
+#: How many data edges :meth:`GraphModel.shapes_note` reads at most.
+_SHAPES_SAMPLE = 5000
 REF = "ref"
 
 #: Ops whose output is a variable (a TF1 ref or a TF2 resource handle).
@@ -371,6 +381,29 @@ class GraphModel:
         for u, v, k, d in self.iter_edges():
             if d["kind"] != CONTROL:
                 yield u, v, k, d
+
+    def shapes_note(self) -> str | None:
+        """One line when the graph records (almost) no shapes of the tensors it computes, with
+        the remedies; None when it does, or when inference ran.  TF2 function bodies and
+        frozen graphs written without ``add_shapes`` record none: only the inputs' edges then
+        have labels, and the picture should say why.  Read from the first data edges out of
+        computing ops (constants, inputs and variable reads record theirs anyway)."""
+        if self.g.graph.get("shapes_inferred"):
+            return None
+        nodes = self.g._node
+        known = seen = 0
+        for _u, _v, _k, d in self.data_edges():
+            src, index = d["tensor"]
+            if nodes[src]["op"] in _SHAPE_SOURCES:
+                continue
+            info = self.tensor(src, index)
+            known += info is not None and info.known_shape
+            seen += 1
+            if seen >= _SHAPES_SAMPLE:
+                break
+        if not seen or known >= 0.1 * seen:
+            return None
+        return SHAPES_REMEDY
 
     def shape_error_ops(self) -> list[str]:
         """The ops where shape inference failed (none unless it ran: no scan then)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..read.dtypes import Shape, dtype_name, dtype_size, shape_from_proto
 
-__all__ = ["TensorInfo", "format_shape", "node_outputs", "tensor_bytes"]
+__all__ = ["TensorInfo", "format_shape", "node_outputs", "tensor_bytes", "unknown_why"]
 
 _SHAPE_FROM_ATTR_OPS = frozenset(
     {"Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "VariableV2", "Variable",
@@ -81,13 +81,12 @@ def node_outputs(node_def: Any) -> list[TensorInfo]:
 
 
 def format_shape(info: TensorInfo | None, *, dtype: bool = False) -> str:
-    """``?×784``, ``scalar``, ``*`` (unknown rank), or ``""`` when nothing is known."""
+    """``?×784``, ``scalar``, or ``""`` when the shape is not known, not even its rank (a
+    label of ``*`` told the reader nothing; :func:`unknown_why` says why in a tooltip)."""
     if info is None or not info.known:
         return ""
-    if not info.known_shape:
+    if not info.known_shape or info.shape is None:
         text = ""
-    elif info.shape is None:
-        text = "*"
     elif len(info.shape) == 0:
         text = "scalar"
     else:
@@ -95,6 +94,13 @@ def format_shape(info: TensorInfo | None, *, dtype: bool = False) -> str:
     if dtype and info.dtype:
         text = f"{info.dtype} {text}".strip()
     return text
+
+
+def unknown_why(info: TensorInfo | None) -> str:
+    """Why a tensor has no shape label: TensorFlow gave it no rank, or the file records none."""
+    if info is not None and info.known_shape and info.shape is None:
+        return "rank unknown: TensorFlow's inference could not tell it"
+    return "shape unknown: the file records none"
 
 
 def tensor_bytes(info: TensorInfo | None) -> int:

@@ -13,18 +13,14 @@ from typing import TYPE_CHECKING
 
 from ..group.training import is_bookkeeping
 from ..group.tree import Group, OpNode
+from ..style import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
 
 if TYPE_CHECKING:
     from ..group.tree import AggEdge, Member
 
 __all__ = ["auxiliary_children", "is_bookkeeping"]
 
-#: Op types that are bookkeeping whatever they are called.  (A control-flow ``Merge`` is
-#: dataflow, not bookkeeping, though TensorFlow names it ``Merge`` too.)
-_BOOKKEEPING_OPS = frozenset({"MergeSummary", "MergeV2Checkpoints"})
-_MIN_CHILDREN = 6
-_MIN_DEGREE = 4
-_IQR_FACTOR = 3.0
+_BOOKKEEPING_OPS = frozenset(BOOKKEEPING_OPS)
 
 
 def _bookkeeping(m: Member) -> bool:
@@ -52,7 +48,7 @@ def auxiliary_children(group: Group, children: list[Member],
     with one of its inputs, and a call with many inputs is an outlier by degree.  Never more
     than a quarter of the children move, so small groups keep their shape.
     """
-    if len(children) < _MIN_CHILDREN:
+    if len(children) < AUX_MIN_CHILDREN:
         return set()
     neighbours: dict[Member, set[Member]] = {c: set() for c in children}
     for agg in edges:
@@ -61,7 +57,7 @@ def auxiliary_children(group: Group, children: list[Member],
             neighbours[agg.dst].add(agg.src)
     degree = {c: len(ns) for c, ns in neighbours.items()}
     q1, q3 = _quartiles(list(degree.values()))
-    bound = max(q3 + _IQR_FACTOR * max(q3 - q1, 1.0), _MIN_DEGREE)
+    bound = max(q3 + AUX_IQR_FACTOR * max(q3 - q1, 1.0), AUX_MIN_DEGREE)
     entry = group.name if group.kind == "function" else None
     chosen = [c for c in children
               if getattr(c, "role", "op") == "op" and c.name != entry and (

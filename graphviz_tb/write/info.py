@@ -66,6 +66,7 @@ def graph_info(model: GraphModel, discovery: Discovery, selected: int,
         "inputs": [s.__dict__ for s in model.inputs],
         "outputs": [s.__dict__ for s in model.outputs],
         "warnings": [*discovery.warnings, *model.warnings.lines()],
+        "shapes": model.shapes_note(),
     }
 
 
@@ -132,6 +133,8 @@ def format_info(info: dict[str, Any]) -> str:
     if info["groups"]:
         lines.append(f"top-level groups ({info['top_level_groups']:,}): " + ", ".join(
             f"{_name(g['name'])} ({g['ops']:,})" for g in info["groups"]))
+    if info.get("shapes"):
+        lines.append(f"shapes: {info['shapes']}")
     for w in info["warnings"]:
         lines.append(f"warning: {printable(w)}")
     return "\n".join(lines)

@@ -42,7 +42,8 @@ export function viewerApi(app, graph, ui) {
     changes: () => (graph.diff ? graph.diff.changes.map((i) => graph.name[i]) : []),
     diffStatus: (name) => graph.diffStatus(graph.lookup(name)),
     setSide: (side) => ui.setSide(side),
-    fills: () => (app.scene ? Object.fromEntries(app.scene.boxes.filter((b) => !b.stub)
+    fills: (groupsOnly) => (app.scene ? Object.fromEntries(app.scene.boxes
+      .filter((b) => !b.stub && (!groupsOnly || graph.isGroup(b.m)))
       .map((b) => [graph.name[b.m], app.els.boxEls[app.scene.boxes.indexOf(b)]
         .querySelector(".shape").getAttribute("fill")])) : {}),
     setTheme: (theme) => app.setTheme(theme),

@@ -7,6 +7,9 @@ import { COST_MODES, CostScale } from "./colors.js";
 
 const MIN_ZOOM = 0.01;
 const MAX_ZOOM = 8;
+// The zoom at which box names (10 pt) stand about 10 px high on screen: the first view
+// never draws them smaller.
+const READABLE_ZOOM = 0.9;
 
 export class App {
   constructor(graph, data, svg) {
@@ -482,6 +485,28 @@ export class App {
   // puts the picture under the panels.)
   fit() {
     if (!this.scene) return;
+    const [x, y, w, h, k, sw, sh] = this._fitted();
+    this.setView(k, x + (w - sw * k) / 2, y + (h + sh * k) / 2);
+  }
+
+  // The first view: the whole picture when its names stay readable so, else the picture at a
+  // readable zoom, its top (the outputs: data flows up) at the top of the free area, centred
+  // across.  Fitting a tall graph into the window drew a strip with 4-pixel names; the whole
+  // picture stays one key away (f).
+  firstView() {
+    if (!this.scene) return;
+    const [x, y, w, , k, sw, sh] = this._fitted();
+    if (k >= READABLE_ZOOM) {
+      this.fit();
+      return;
+    }
+    const r = READABLE_ZOOM;
+    this.setView(r, x + (w - sw * r) / 2, y + 24 + sh * r);
+  }
+
+  // The free area of the canvas the picture fits best into, the zoom that fits it there, and
+  // the picture's size.
+  _fitted() {
     const [W, H] = this.size();
     const m = 24;
     const sw = Math.max(this.scene.w, 1);
@@ -498,8 +523,7 @@ export class App {
     const areas = free.length ? free : [[0, 0, W, H]];  // a window too small for both
     const scale = ([, , w, h]) => Math.min((w - 2 * m) / sw, (h - 2 * m) / sh, 1.5);
     const [x, y, w, h] = areas.reduce((a, b) => (scale(b) > scale(a) ? b : a));
-    const k = scale([x, y, w, h]);
-    this.setView(k, x + (w - sw * k) / 2, y + (h + sh * k) / 2);
+    return [x, y, w, h, scale([x, y, w, h]), sw, sh];
   }
 
   zoomAt(factor, sx, sy) {

@@ -49,6 +49,15 @@ export function palette(index, theme) {
   return c;
 }
 
+// The fill of structure `k` of the page's table (its palette slot is the table's third
+// column, -1 past the palette): the same as the static picture's (graphviz_tb.style).
+export function structureColor(graph, k, theme) {
+  const slot = graph.templates[k][2];
+  const colors = STYLE.structure[theme === "dark" ? "dark" : "light"];
+  return slot >= 0 && slot < colors.length ? colors[slot]
+    : STYLE.otherRepeated[theme === "dark" ? "dark" : "light"];
+}
+
 // The colour key of a member in a colour-by mode: [table name, index] or null.
 export function colorKey(graph, i, mode) {
   if (graph.isGroup(i)) {
@@ -129,6 +138,7 @@ export function fill(graph, i, mode, theme, themes, unique, cost, diffColors) {
     return cost.colors[theme][cost.scale.step(v)];
   }
   const key = colorKey(graph, i, mode);
-  if (key) return palette(key[1], theme);
+  if (key) return key[0] === "templates" ? structureColor(graph, key[1], theme)
+    : palette(key[1], theme);
   return graph.isGroup(i) ? unique[theme] : themes[theme].op;
 }

@@ -5,9 +5,10 @@
 
 import { fill, formatCost, formatShare } from "./colors.js";
 import { textWidth } from "./layout.js";
+import { STYLE } from "./style.gen.js";
 
 export const SVG_NS = "http://www.w3.org/2000/svg";
-const MAX_LABEL = 48;
+const MAX_LABEL = STYLE.maxLine;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
@@ -16,10 +17,11 @@ const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udb
 // words of CamelCase) nearest the middle, at the middle when none is within a quarter of the length
 // (a block's "first … last" after its "…" when that is within a quarter); a name longer than
 // WRAP_MOST is cut first.  Counted in characters, as Python counts: a string's length and indices
-// count UTF-16 units, two for an emoji or a mathematical letter.
-const WRAP = 28;
-const WRAP_MOST = 60;
-const BREAKS = new Set(["_", "-", "/", ".", ":", " "]);
+// count UTF-16 units, two for an emoji or a mathematical letter.  The numbers and the breaks
+// are graphviz_tb/style.py's.
+const WRAP = STYLE.wrap;
+const WRAP_MOST = STYLE.wrapMost;
+const BREAKS = new Set([...STYLE.labelBreaks]);
 const isLower = (c) => c !== c.toUpperCase() && c === c.toLowerCase();
 const isUpper = (c) => c !== c.toLowerCase() && c === c.toUpperCase();
 
@@ -115,13 +117,16 @@ function notePath(w, h) {
 export function drawScene(root, scene, ctx) {
   const { graph, mode, theme, themes } = ctx;
   const colors = themes[theme];
-  const nodeLayer = svgEl("g", { class: "nodes" }, root);
+  // Open groups' frames under the edges, closed boxes over them: a click anywhere on a box
+  // reaches the box, even where a line passes under it.
+  const frameLayer = svgEl("g", { class: "frames" }, root);
   const edgeLayer = svgEl("g", { class: "edges" }, root);
+  const nodeLayer = svgEl("g", { class: "nodes" }, root);
   const labelLayer = svgEl("g", { class: "edge-labels" }, root);
   const boxEls = new Array(scene.boxes.length);
   scene.boxes.forEach((b, k) => {
     boxEls[k] = b.stub ? drawStub(nodeLayer, b, graph, colors)
-      : drawBox(nodeLayer, b, graph, mode, theme, ctx, colors);
+      : drawBox(b.open ? frameLayer : nodeLayer, b, graph, mode, theme, ctx, colors);
   });
   const diffLines = ctx.diffLines ? ctx.diffLines[theme] : null;
   const wireEls = scene.wires.map((w, k) => drawWire(edgeLayer, labelLayer, w, k, graph,

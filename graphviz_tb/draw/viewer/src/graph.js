@@ -5,8 +5,9 @@
 // every group's descendants form one contiguous range [i, i + size[i]).  That makes "does this
 // collapsed group contain a traced op" a prefix-sum lookup instead of a walk.
 
-export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5 };
-export const KIND_NAMES = ["op", "root", "scope", "function", "prefix", "series"];
+export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5, BLOCK: 6, SECTION: 7 };
+export const KIND_NAMES = ["op", "root", "scope", "function", "prefix", "series", "block",
+  "section"];
 export const ROLE_NAMES = ["op", "missing", "arg", "retval"];
 export const EDGE_KINDS = ["data", "control", "ref"];
 export const DIFF_STATUSES = ["unchanged", "added", "removed", "changed"];
@@ -64,6 +65,7 @@ export class Graph {
     this.devices = d.devices;
     this.dtypes = d.dtypes;
     this.templates = d.templates;
+    this.shapesNote = d.shapesNote || null;
     this.captions = d.captions;
     this.functions = d.functions;
     this.calls = d.calls;

@@ -1,6 +1,9 @@
 // The viewer's mouse and keyboard: zoom and pan, clicks and double-clicks on the canvas, and
 // the keyboard shortcuts (listed in the help panel).  Each binds to a UI (see ui.js).
 
+// How long a click waits for a second one before it selects.
+const DOUBLE_CLICK_MS = 250;
+
 // Wheel to zoom, drag to pan, click to select (or to follow a stub to what it stands for),
 // double-click or a group's control to open or close it.
 export function bindCanvas(ui) {
@@ -8,6 +11,7 @@ export function bindCanvas(ui) {
   const svg = ui.svg;
   let drag = null;
   let suppressClick = false;
+  let pendingSelect = 0;
   svg.addEventListener("wheel", (ev) => {
     ev.preventDefault();
     const r = svg.getBoundingClientRect();
@@ -49,8 +53,13 @@ export function bindCanvas(ui) {
       ui.jumpTo(+stub.getAttribute("data-stub"));
       return;
     }
-    if (node) app.select(+node.getAttribute("data-i"));
-    else {
+    clearTimeout(pendingSelect);
+    if (node) {
+      // Selected once a double-click can no longer follow: the details panel it opens would
+      // otherwise cover a box near the right edge before the second click lands on it.
+      const i = +node.getAttribute("data-i");
+      if (ev.detail <= 1) pendingSelect = setTimeout(() => app.select(i), DOUBLE_CLICK_MS);
+    } else {
       app.setTrace(-1);
       app.select(-1);
     }
@@ -58,6 +67,7 @@ export function bindCanvas(ui) {
   svg.addEventListener("dblclick", (ev) => {
     const node = ev.target.closest("[data-i]");
     if (!node || ev.target.closest(".ctl")) return;
+    clearTimeout(pendingSelect);
     const i = +node.getAttribute("data-i");
     if (app.g.isGroup(i)) app.toggle(i).then(() => app.select(i));
   });

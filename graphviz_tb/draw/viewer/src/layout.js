@@ -16,15 +16,13 @@ import { STYLE } from "./style.gen.js";
 // (layout/text.py text_width; both from graphviz_tb/style.py).
 export const PT = STYLE.pt;
 const CHAR = STYLE.charWidth;
-const CONVENTIONAL = new RegExp(
-  "^(init(_\\d+)?|save(_\\d+)?|summaries|MergeSummary(_\\d+)?|global_step|" +
-  "report_uninitialized_variables|restore_all|saver_filename|train_op|group_deps)$",
-);
-// Op types that are bookkeeping whatever they are called (a control-flow Merge is not).
-const BOOKKEEPING_OPS = new Set(["MergeSummary", "MergeV2Checkpoints"]);
-const MIN_CHILDREN = 6;
-const MIN_DEGREE = 4;
-const IQR_FACTOR = 3.0;
+// The auxiliary-node rule of graphviz_tb/view/auxiliary.py, its names and numbers from
+// graphviz_tb/style.py (a control-flow Merge is not bookkeeping).
+const CONVENTIONAL = new RegExp(STYLE.bookkeepingNames);
+const BOOKKEEPING_OPS = new Set(STYLE.bookkeepingOps);
+const MIN_CHILDREN = STYLE.auxMinChildren;
+const MIN_DEGREE = STYLE.auxMinDegree;
+const IQR_FACTOR = STYLE.auxIqrFactor;
 //: Above this many children a group is not laid out in the page (Graphviz WASM runs out of
 //: stack near 1,000 dense nodes; chain-like groups go much further).
 export const MAX_CHILDREN = 4000;

@@ -97,7 +97,7 @@ async function show(root, data, shell = {}, state = location.hash.replace(/^#/, 
   } catch (err) {
     ui.message(`Could not restore the view from the link: ${err.message || err}`, true);
   }
-  if (!restored) app.fit();
+  if (!restored) app.firstView();
   app.ready = true;
   api.ready = true;
   document.documentElement.setAttribute("data-ready", "true");

@@ -2,7 +2,7 @@
 
 import { h } from "./dom.js";
 import { cleanText } from "./draw.js";
-import { colorKey, formatCost, palette } from "./colors.js";
+import { colorKey, formatCost, palette, structureColor } from "./colors.js";
 import { EDGE_KINDS } from "./graph.js";
 
 const LIST_LIMIT = 40;
@@ -58,6 +58,14 @@ function limited(items, render) {
   return h("ul", { class: "list" }, shown);
 }
 
+// What each kind of group tbgraph makes stands for (none is a name scope of the model).
+const INVENTED = {
+  prefix: "names sharing a prefix",
+  series: "numbered alike siblings",
+  block: "a stretch of the dataflow",
+  section: "a slice of a group too big to draw at once",
+};
+
 export function renderDetails(app, i) {
   const g = app.g;
   const box = [];
@@ -65,7 +73,15 @@ export function renderDetails(app, i) {
     onclick: () => app.select(-1) }, "×");
   box.push(h("div", { class: "head" }, h("h2", null, cleanText(g.label[i] || g.name[i], 200)),
     close));
-  box.push(h("div", { class: "fullname" }, cleanText(g.name[i])));
+  // A group tbgraph made (no name scope of the model's) has a made-up name: say what it is
+  // and where it sits instead of showing that name as if the model had it.
+  const made = g.isGroup(i) ? INVENTED[g.kindName(i)] : null;
+  if (made) {
+    const parent = g.parent[i] > 0 ? cleanText(g.name[g.parent[i]]) : "the graph";
+    box.push(h("div", { class: "fullname invented" }, `grouped by tbgraph: ${made}, in ${parent}`));
+  } else {
+    box.push(h("div", { class: "fullname" }, cleanText(g.name[i])));
+  }
   const facts = [];
   const fact = (k, v) => facts.push(h("dt", null, k), h("dd", null, v));
   const actions = h("div", { class: "actions" },
@@ -87,7 +103,7 @@ export function renderDetails(app, i) {
     if (g.tpl[i] >= 0) {
       const [, count] = g.templates[g.tpl[i]];
       const sw = h("span", { class: "swatch" });
-      sw.style.background = palette(g.tpl[i], app.theme);
+      sw.style.background = structureColor(g, g.tpl[i], app.theme);
       fact("structure", h("span", null, sw,
         ` same as ${fmtNumber(count - 1)} other group${count === 2 ? "" : "s"}`));
     } else {
@@ -396,20 +412,26 @@ export function renderLegend(app) {
       if (key) keys.add(key[1]);
     }
     const sorted = [...keys].sort((a, b) => a - b);
-    const limit = mode === "structure" ? 12 : 14;
-    for (const k of sorted.slice(0, limit)) {
-      if (mode === "structure") {
+    if (mode === "structure") {
+      // As the static legend: the structures with a colour of their own, then one row for
+      // the others (past the palette, or too small to spend a colour on).
+      const own = sorted.filter((k) => g.templates[k][2] >= 0);
+      for (const k of own.slice(0, 12)) {
         const [label, count] = g.templates[k];
-        rows.push(swatchRow(palette(k, app.theme), `${label} × ${count}`));
-      } else {
-        const table = mode === "op" ? g.opTypes : mode === "device" ? g.devices : g.dtypes;
-        rows.push(swatchRow(palette(k, app.theme), table[k]));
+        rows.push(swatchRow(structureColor(g, k, app.theme), `${label} × ${count}`));
       }
+      if (own.length > 12) rows.push(h("li", { class: "more" }, `… ${own.length - 12} more structures`));
+      const more = sorted.length - own.length;
+      if (more) {
+        rows.push(swatchRow(structureColor(g, sorted.find((k) => g.templates[k][2] < 0),
+          app.theme), `${more} other repeated structure${more > 1 ? "s" : ""}`));
+      }
+      rows.push(swatchRow(app.unique[app.theme], "unique structure"));
+    } else {
+      const table = mode === "op" ? g.opTypes : mode === "device" ? g.devices : g.dtypes;
+      for (const k of sorted.slice(0, 14)) rows.push(swatchRow(palette(k, app.theme), table[k]));
+      if (sorted.length > 14) rows.push(h("li", { class: "more" }, `… ${sorted.length - 14} more`));
     }
-    if (sorted.length > limit) {
-      rows.push(h("li", { class: "more" }, `… ${sorted.length - limit} more`));
-    }
-    if (mode === "structure") rows.push(swatchRow(app.unique[app.theme], "unique structure"));
   }
   const edge = (cls, text, color) => {
     const sample = h("span", { class: `edge-sample ${cls}` });
@@ -423,6 +445,8 @@ export function renderLegend(app) {
   }
   rows.push(edge("data", "data (label: shape)"), edge("control", "control dependency"),
     edge("ref", "reference (mutated)"));
+  // Why the data edges have no labels, and what adds them (as the static legend says).
+  if (g.shapesNote) rows.push(h("li", { class: "more" }, g.shapesNote));
   return [h("h3", null, TITLES[mode] || ""), h("ul", null, rows)];
 }
 

@@ -91,7 +91,7 @@ export async function restoreState(ui, raw) {
     else if (s > 0) app.select(s);
     const v = (p.get("v") || "").split(",").map(Number);
     if (v.length === 3 && v.every(Number.isFinite) && v[0] > 0) app.centerOn(v[1], v[2], v[0]);
-    else app.fit();
+    else app.firstView();
     return true;
   } finally {
     ui.restoring = false;
