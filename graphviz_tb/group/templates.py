@@ -63,7 +63,7 @@ class Templates:
         #: templates with two or more, in legend order; and the palette slot of each.
         self.instances: dict[int, list[Group]] = {}
         self.repeated: list[int] = []
-        self._slots: dict[Group, int] | None = None
+        self._slots: dict[tuple, int] | None = None
 
     def of(self, group: Group) -> int:
         """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
@@ -258,38 +258,29 @@ class Templates:
             return None
         if self._slots is None:
             self._slots = self._largest()
-        return self._slots.get(same[0])
+        key = self._key[same[0]]
+        place = self._slots.get(key)
+        # A bucket holding several structures (one op multiset, wired two ways) lends its
+        # place to the structure of its first group by name, the same in every picture.
+        first = min(self._bucketed[key], key=lambda g: g.name)  # type: ignore[index]
+        return place if place is not None and self.alike(first) is same else None
 
-    def _largest(self) -> dict[Group, int]:
-        """The palette's structures, each keyed by its first instance in name order.
+    def _largest(self) -> dict[tuple, int]:
+        """The palette's places, by invariant bucket (see :meth:`_bucket_all`): the buckets
+        with the most ops in all first, then by their first group's name.
 
-        Found without deciding every template: the groups of one invariant bucket share their
-        op count, so a bucket's ops times its size bounds the footprint of every structure in
-        it.  Buckets are split into structures largest bound first, until no bucket left can
-        beat the palette's last structure (a picture of NASNet-Large's training step deciding
-        all 100,000 templates for its colours cost 1.5 s).
+        No template or form is needed: a bucket's groups share their op count, so its ops in
+        all are its size times that count (a picture of NASNet-Large's training step that
+        split every large bucket into structures to rank them spent a second on it).
         """
         if self._bucketed is None:
             self._bucket_all()
+        ranked = sorted(
+            (-max(g.op_count for g in b) * len(b), min(g.name for g in b), key)
+            for key, b in self._bucketed.items()  # type: ignore[union-attr]
+            if len(b) >= 2 and max(g.op_count for g in b) >= MIN_COLORED_OPS)
         size = len(STRUCTURE_COLORS["light"])
-        bound = [((max(g.op_count for g in b) * len(b), min(g.name for g in b)), key)
-                 for key, b in self._bucketed.items()  # type: ignore[union-attr]
-                 if len(b) >= 2 and max(g.op_count for g in b) >= MIN_COLORED_OPS]
-        bound.sort(key=lambda kv: (-kv[0][0], kv[0][1]))
-        found: list[tuple[int, tuple[bool, str], Group]] = []
-        for (most, _), key in bound:
-            if len(found) >= size and most < found[size - 1][0]:
-                break
-            split: set[int] = set()
-            for g in self._bucketed[key]:  # type: ignore[index]
-                same = self.alike(g)
-                if id(same) not in split and len(same) >= 2 \
-                        and same[0].op_count >= MIN_COLORED_OPS:
-                    found.append((same[0].op_count * len(same), min(map(_forward_first, same)),
-                                  same[0]))
-                split.add(id(same))
-            found.sort(key=lambda f: (-f[0], f[1]))
-        return {first: i for i, (_, _, first) in enumerate(found[:size])}
+        return {key: place for place, (_, _, key) in enumerate(ranked[:size])}
 
     def representative(self, template: int) -> Group:
         return self.instances[template][0]
