@@ -170,17 +170,13 @@ class TrainingParts(NamedTuple):
 class Hierarchy:
     """The tree of groups over a :class:`~graphviz_tb.model.graph.GraphModel`.
 
-    Built in two steps.  Eagerly: every op placed, every scope, prefix, op series and section
-    group made.  On demand: scope series (numbered sibling groups folded into one when their
-    structural templates agree), which need templates and so cost as much as the rest of the
-    tree together; a group's own series are made when its ``children`` are first read, and
-    :meth:`settle` makes them for a whole subtree.  Aggregated edges and templates are also
-    computed when first asked for.  The default view of NASNet-Large reads the children of one
-    group of 35,000 and the edges of the same one, which is what brings it within a few times
-    the protobuf parse.  :meth:`complete` computes everything, for the interactive viewer.
-
-    Settling in any order gives the same tree: a group's series depend only on its children's
-    subtrees, which are settled first, and change nothing outside its own subtree.
+    Built whole by :func:`~graphviz_tb.group.build.build_hierarchy`: every op placed, every
+    scope, prefix, op series, block and section group made, then the scope series (numbered
+    sibling groups folded into one when their structural templates agree), each group after
+    the groups below it.  The tree is final then.  What is derived from it is computed when
+    first asked for and changes nothing in it: a group's aggregated ``edges`` (the default
+    view of NASNet-Large reads those of a few groups of 35,000) and templates
+    (:attr:`templates`, which the viewer's page asks of every group).
     """
 
     def __init__(self, model: GraphModel, series_min: int | None = None) -> None:
@@ -191,7 +187,7 @@ class Hierarchy:
         #: ancestors changed then (and no others did).
         self.series_made: list[Group] = []
         self.root = Group("", self, kind="root")
-        #: Every group by full name; scope series appear here once made (see :meth:`settle`).
+        #: Every group by full name.
         self.groups: dict[str, Group] = {}
         self.ops: dict[str, OpNode] = {}
         #: Structural templates, made by :func:`~graphviz_tb.group.build.build_hierarchy` once

@@ -49,9 +49,8 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
     """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
     their ancestors), all with ``expand_all``, minus those matching ``collapse``.
 
-    Depth alone is answered top-down, reading only the children of open groups, so the tree
-    below stays unsettled (see :class:`~graphviz_tb.group.tree.Hierarchy`).  A pattern can name
-    any group and a focus any op, so those settle the whole tree first.  ``weigh`` aims the
+    Depth alone is answered top-down, reading only the children of open groups; a pattern can
+    name any group and a focus any op, so those read every group.  ``weigh`` aims the
     default view (see :func:`auto_open`): a diff's pictures pass :meth:`DiffTally.changes`.
     """
     opened: set[Group] = {h.root}
@@ -207,7 +206,7 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     cells).  In a TF2 training step (:attr:`Hierarchy.training`) the model opens first,
     whatever its share; the optimizer never opens by itself, and the gradients only when
     they hold more than half the ops, after the rest.  Only the children of groups met on
-    the way are read, so the tree below stays unsettled.
+    the way are read.
 
     With ``weight`` (a diff: how many changed ops a group holds, nothing for one wholly added
     or removed, which reads best closed), groups open by that weight
