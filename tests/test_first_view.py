@@ -79,8 +79,11 @@ def test_the_first_view_draws_names_a_person_can_read(
         assert len(heights) >= 3, "the first view shows names"
         assert min(heights) >= READABLE_PX, sorted(heights)[:5]
         page.keyboard.press("f")  # the whole picture, however small its names
-        whole = page.evaluate("window.tbgraph.boxes()")
-        assert whole
+        outside = page.evaluate("""() => [...document.querySelectorAll('svg.canvas [data-node]')]
+          .map((g) => [g.dataset.node, g.getBoundingClientRect()])
+          .filter(([, r]) => r.left < -1 || r.top < -1 || r.right > window.innerWidth + 1
+            || r.bottom > window.innerHeight + 1).map(([n]) => n)""")
+        assert outside == [], outside[:5]
     finally:
         page.close()
 

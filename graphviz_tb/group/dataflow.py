@@ -308,24 +308,17 @@ class _Signatures:
         self._type: dict[str, int] = {}
 
     def __call__(self, m: Member) -> tuple[int, int]:
-        of, crc = self._of, self._type
+        of = self._of
         found = of.get(m)
         if found is not None:
             return found
         if isinstance(m, OpNode):  # most children of a flat group: no walk to set up
-            t = crc.get(m.op)
-            if t is None:
-                t = crc[m.op] = zlib.crc32(m.op.encode())
-            found = of[m] = (1, t)
-            return found
+            return self._op(m)
         stack: list[tuple[Member, bool]] = [(m, False)]
         while stack:
             x, ready = stack.pop()
             if isinstance(x, OpNode):
-                t = crc.get(x.op)
-                if t is None:
-                    t = crc[x.op] = zlib.crc32(x.op.encode())
-                of[x] = (1, t)
+                self._op(x)
             elif ready:
                 count = total = 0
                 for c in x._children:  # type: ignore[attr-defined]
@@ -338,6 +331,14 @@ class _Signatures:
                 stack.extend((c, False) for c in x._children  # type: ignore[attr-defined]
                              if c not in of)
         return of[m]
+
+    def _op(self, x: OpNode) -> tuple[int, int]:
+        """An op's fingerprint, its type hashed once per type."""
+        t = self._type.get(x.op)
+        if t is None:
+            t = self._type[x.op] = zlib.crc32(x.op.encode())
+        found = self._of[x] = (1, t)
+        return found
 
 
 def local_graph(h: Hierarchy, group: Group, meet: Meetings
