@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .api import diff, load
 from .errors import GraphvizTbError
+from .jupyter import scroll_frame
 from .options import COLOR_BY, RANKDIRS, LoadOptions, RenderOptions, parse_input_shape
 from .version import __version__
 
@@ -49,8 +50,6 @@ __all__ = [
 
 #: Height of an interactive (iframe) picture when the document gives none.
 DEFAULT_HEIGHT = "600px"
-#: The tallest a static picture stands in a page before its frame scrolls.
-SCROLL_HEIGHT = "720px"
 
 _CSS_LENGTH = re.compile(r"^\d+(\.\d+)?(px|em|rem|%|vh|vw|ex|ch|pt|cm|mm|in)?$")
 _TRUE = {"", "true", "yes", "on", "1"}
@@ -364,14 +363,11 @@ def markup(embed: Embed, url: str) -> str:
     apart from the page, and the ``sandbox`` attribute keeps its scripts from touching the
     page that embeds it.
     """
-    src = html.escape(url, quote=True)
-    alt = html.escape(embed.alt, quote=True)
     if embed.format == "svg":
         style = _style(embed.width, embed.height) or "max-width:none;height:auto"
-        return (f'<div class="tbgraph-scroll" style="overflow:auto;max-height:{SCROLL_HEIGHT}">'
-                f'<a class="tbgraph-link" href="{src}">'
-                f'<img class="tbgraph tbgraph-svg" src="{src}" alt="{alt}" style="{style}">'
-                f'</a></div>')
+        return scroll_frame(url, embed.alt, style, href=url)
+    src = html.escape(url, quote=True)
+    alt = html.escape(embed.alt, quote=True)
     style = _style(embed.width or "100%", embed.height or DEFAULT_HEIGHT)
     return (f'<div class="tbgraph-frame">'
             f'<iframe class="tbgraph tbgraph-html" src="{src}" title="{alt}" '

@@ -2,8 +2,13 @@
 display protocol).
 
 A graph left as the last expression of a cell is drawn through ``_repr_mimebundle_``: as SVG
-by default (``image/svg+xml``: small, static, and kept in the saved notebook), or as the
-interactive viewer (``text/html``) after ``graphviz_tb.set_display("html")``.
+by default (static, and kept in the saved notebook), or as the interactive viewer
+(``text/html``) after ``graphviz_tb.set_display("html")``.
+
+Notebooks cap an ``image/svg+xml`` output at the width of their column, so a model's picture
+came out with names 4-6 px high.  The SVG therefore also goes out as ``text/html``, which
+notebooks prefer: an ``<img>`` of it at its own size in a frame that scrolls, as in the docs
+(:func:`scroll_frame`).  The plain ``image/svg+xml`` stays for converters that take no HTML.
 
 The viewer is a whole HTML document with its own Content-Security-Policy and scripts.  Pasting
 it into the notebook's page would mix those with Jupyter's, so it goes into an ``<iframe>``
@@ -17,6 +22,7 @@ sees half an update.
 
 from __future__ import annotations
 
+import base64
 import html
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
@@ -24,10 +30,13 @@ from typing import Any, Protocol
 
 from .options import RenderOptions
 
-__all__ = ["DisplaySettings", "Displayable", "get_display", "mimebundle", "set_display",
-           "srcdoc_iframe"]
+__all__ = ["SCROLL_HEIGHT", "DisplaySettings", "Displayable", "get_display", "mimebundle",
+           "scroll_frame", "set_display", "srcdoc_iframe"]
 
 _FORMATS = ("svg", "html")
+
+#: The tallest a static picture stands in a page before its frame scrolls.
+SCROLL_HEIGHT = "720px"
 
 
 class Displayable(Protocol):
@@ -118,6 +127,19 @@ def srcdoc_iframe(page: str, height: str = "600px", title: str = "graph") -> str
             f'border:1px solid #c8c8c8;border-radius:4px"></iframe>')
 
 
+def scroll_frame(src: str, alt: str, style: str = "max-width:none;height:auto",
+                 href: str | None = None) -> str:
+    """A static picture at its own size (``style``) in a frame that scrolls, linked to
+    ``href`` when given: shrunk to a 700-900 px column, a model's names were 5 px high.
+    ``src``, ``alt`` and ``href`` are escaped here."""
+    img = (f'<img class="tbgraph tbgraph-svg" src="{html.escape(src, quote=True)}" '
+           f'alt="{html.escape(alt, quote=True)}" style="{style}">')
+    if href is not None:
+        img = f'<a class="tbgraph-link" href="{html.escape(href, quote=True)}">{img}</a>'
+    return (f'<div class="tbgraph-scroll" style="overflow:auto;max-height:{SCROLL_HEIGHT}">'
+            f'{img}</div>')
+
+
 def mimebundle(graph: Displayable, include: Container[str] | None = None,
                exclude: Container[str] | None = None,
                settings: DisplaySettings | None = None) -> dict[str, str]:
@@ -127,14 +149,23 @@ def mimebundle(graph: Displayable, include: Container[str] | None = None,
     Only the chosen format is drawn, so a notebook never pays for both.
     """
     settings = settings or _settings
-    picture = "image/svg+xml" if settings.format == "svg" else "text/html"
-    wanted = (include is None or picture in include) and not (exclude and picture in exclude)
+
+    def wanted(mime: str) -> bool:
+        return (include is None or mime in include) and not (exclude and mime in exclude)
+
     bundle: dict[str, str] = {}
-    if wanted:
-        text = graph.render(format=settings.format, options=settings.options)
-        assert isinstance(text, str)
-        bundle[picture] = (text if settings.format == "svg"
-                           else srcdoc_iframe(text, settings.height, graph.name))
-    if (include is None or "text/plain" in include) and not (exclude and "text/plain" in exclude):
+    if settings.format == "html":
+        if wanted("text/html"):
+            page = graph.render(format="html", options=settings.options)
+            assert isinstance(page, str)
+            bundle["text/html"] = srcdoc_iframe(page, settings.height, graph.name)
+    elif wanted("image/svg+xml"):  # the framed copy is of no use where SVG is refused
+        svg = graph.render(format="svg", options=settings.options)
+        assert isinstance(svg, str)
+        bundle["image/svg+xml"] = svg
+        if wanted("text/html"):
+            data = base64.b64encode(svg.encode()).decode("ascii")
+            bundle["text/html"] = scroll_frame(f"data:image/svg+xml;base64,{data}", graph.name)
+    if wanted("text/plain"):
         bundle["text/plain"] = repr(graph)
     return bundle

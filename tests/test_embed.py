@@ -9,6 +9,7 @@ nothing, and a changed model is drawn again.
 
 from __future__ import annotations
 
+import base64
 import importlib
 import os
 import re
@@ -112,10 +113,21 @@ def display_settings() -> Any:
 
 @pytest.mark.dot
 def test_notebook_shows_svg_by_default(display_settings: None) -> None:
+    """The static picture comes twice: as HTML, the SVG at its own size in a frame that
+    scrolls (what notebooks show first), and as the SVG itself for converters that take no
+    HTML.  Both are the same drawing."""
     graph = graphviz_tb.load(str(DENSE))
     bundle = graph._repr_mimebundle_()
-    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    assert set(bundle) == {"text/html", "image/svg+xml", "text/plain"}
     assert "<svg" in bundle["image/svg+xml"] and "classifier_1" in bundle["image/svg+xml"]
+    tags = _Elements()
+    tags.feed(bundle["text/html"])
+    [(div, frame), (img, attrs)] = tags.tags
+    assert div == "div" and "overflow:auto" in frame["style"]
+    assert img == "img" and "max-width:none" in attrs["style"]
+    prefix = "data:image/svg+xml;base64,"
+    assert attrs["src"].startswith(prefix)
+    assert base64.b64decode(attrs["src"][len(prefix):]).decode() == bundle["image/svg+xml"]
     assert bundle["text/plain"] == repr(graph)
     # A front end that cannot show SVG gets only the text, and nothing is drawn for it.
     assert set(graph._repr_mimebundle_(exclude={"image/svg+xml"})) == {"text/plain"}
@@ -566,6 +578,36 @@ def test_notebook_viewer_is_interactive(browser: Any, tmp_path: Path,
         assert frame.url == "about:srcdoc"
         _assert_interactive(frame)
         assert problems == []
+    finally:
+        page.close()
+
+
+@pytest.mark.browser
+def test_notebook_picture_is_readable_where_it_stands(browser: Any, tmp_path: Path,
+                                                      display_settings: None) -> None:
+    """In a notebook's output column (800 px, its images capped at the column's width, as
+    JupyterLab and the classic notebook style them) a picture wider than the column draws
+    its names 9 px high or more: at its own size, in a frame that scrolls."""
+    graphviz_tb.set_display("svg", expand_all=True)
+    graph = graphviz_tb.load(str(SAMPLES / "mnist_tf1.pb"))
+    bundle = graph._repr_mimebundle_()
+    notebook = tmp_path / "notebook.html"
+    notebook.write_text(
+        "<!DOCTYPE html><html><head><style>.output{width:800px}"
+        ".output img{max-width:100%;height:auto}</style></head><body>"
+        f"<div class='output'>{bundle['text/html']}</div></body></html>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    try:
+        page.goto(notebook.as_uri())
+        page.wait_for_load_state("load")
+        natural, drawn = page.evaluate("(() => { const i = document.querySelector('img');"
+                                       " return [i.naturalWidth, "
+                                       "i.getBoundingClientRect().width]; })()")
+        assert natural > 800, "the picture is wider than the column, or the test proves nothing"
+        assert (10 * 4 / 3) * drawn / natural >= 9  # a 10 pt name, in px on screen
+        overflow = page.evaluate("getComputedStyle(document.querySelector('.output > div'))"
+                                 ".overflow")
+        assert overflow == "auto"
     finally:
         page.close()
 

@@ -422,3 +422,54 @@ def test_a_shape_of_unknown_rank_is_left_unlabelled_with_the_reason_in_the_toolt
     assert "rank unknown" in tip
     into_y = next(e for t, e in edges.items() if t.startswith("x") and t.endswith("y"))
     assert texts(into_y) == ["3"]
+
+
+# --------------------------------------------------------------------------- variable handles
+
+
+def _resource_read_graph() -> Any:
+    """A GraphDef as an MLIR export writes it: a resource input recording what it points to in
+    ``_handle_shapes``/``_handle_dtypes``, read at the top level and, through a call, by a
+    function body whose argument records it in ``arg_attr``; no read records its own shape."""
+    from tensorboard.compat.proto import graph_pb2, types_pb2
+
+    gd = graph_pb2.GraphDef()
+    var = gd.node.add(name="w", op="Placeholder")
+    var.attr["dtype"].type = types_pb2.DT_RESOURCE
+    var.attr["_handle_dtypes"].list.type.append(types_pb2.DT_FLOAT)
+    dims = var.attr["_handle_shapes"].list.shape.add()
+    dims.dim.add(size=3)
+    dims.dim.add(size=4)
+    read = gd.node.add(name="read", op="ReadVariableOp", input=["w"])
+    read.attr["dtype"].type = types_pb2.DT_FLOAT
+    gd.node.add(name="use", op="Relu", input=["read"])
+    fdef = gd.library.function.add()
+    fdef.signature.name = "body"
+    fdef.signature.input_arg.add(name="v", type=types_pb2.DT_RESOURCE)
+    fdef.signature.output_arg.add(name="out", type=types_pb2.DT_FLOAT)
+    arg = fdef.arg_attr[0].attr
+    arg["_handle_dtypes"].list.type.append(types_pb2.DT_FLOAT)
+    arg["_handle_shapes"].list.shape.add().dim.add(size=7)
+    inner = fdef.node_def.add(name="r", op="ReadVariableOp", input=["v"])
+    inner.attr["dtype"].type = types_pb2.DT_FLOAT
+    fdef.ret["out"] = "r:value:0"
+    call = gd.node.add(name="call", op="StatefulPartitionedCall")
+    call.attr["f"].func.name = "body"
+    passed = gd.node.add(name="passed", op="StatefulPartitionedCall", input=["w"])
+    passed.attr["f"].func.name = "body"
+    return gd
+
+
+def test_variable_reads_take_the_shape_their_handle_records() -> None:
+    """A variable read records no shape in a TF2 body; the handle it reads does (a
+    ``VarHandleOp``'s ``shape``, a resource input's ``_handle_shapes``, a body argument's
+    ``arg_attr``), so the read's edge is labelled without TensorFlow.  A handle passed into a
+    call is followed through the call to the body's read."""
+    graph = graphviz_tb.load(_resource_read_graph())
+    assert _shape(graph, "read") == "3×4"
+    assert _shape(graph, "call/r") == "7"
+    assert _shape(graph, "passed/r") == "3×4", "the handle the call passes wins"
+    assert graph.model.op_outputs("read")[0].dtype == "float32"
+    root = parse(graph.render(expand_all=True))
+    labels = _edge_labels(root)
+    assert any("3×4" in texts for name, texts in labels.items() if name.startswith("read"))

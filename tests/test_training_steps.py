@@ -229,3 +229,43 @@ def test_a_savedmodel_without_signatures_opens_its_function(unsigned_saved_model
     assert {"classify/dense", "classify/logits"} <= inside
     report = check_picture(pic, graph.hierarchy())
     assert report, report.summary()
+
+
+def _without_recorded_shapes(saved_model: Path, into: Path) -> Path:
+    """A copy of a SavedModel whose function bodies record no shapes (as some converters and
+    older writers leave them): only the object graph still knows the variables' shapes."""
+    import shutil
+
+    from graphviz_tb.read.savedmodel import SavedModel
+
+    shutil.copytree(saved_model, into)
+    message = SavedModel()
+    message.ParseFromString((saved_model / "saved_model.pb").read_bytes())
+    for meta in message.meta_graphs:
+        for fdef in meta.graph_def.library.function:
+            for node in fdef.node_def:
+                node.attr.pop("_output_shapes", None)
+    (into / "saved_model.pb").write_bytes(message.SerializeToString())
+    return into
+
+
+@pytest.mark.tensorflow
+def test_a_savedmodels_variable_shapes_reach_its_method_from_the_object_graph(
+        unsigned_saved_model: Path, tmp_path: Path) -> None:
+    """Nothing calls the traced method, so no variable handle flows into it; the object graph
+    binds its captured arguments to the variables, whose shapes label the reads and, with
+    ``--infer-shapes``, reach TensorFlow's inference of the body."""
+    from graphviz_tb.model.shapes import format_shape
+
+    bare = _without_recorded_shapes(unsigned_saved_model, tmp_path / "bare")
+    graph = graphviz_tb.load(bare)
+    model = graph.model
+    reads = sorted(format_shape(model.op_outputs(n)[0]) for n in model.graph
+                   if n.startswith("classify/") and model.op(n) == "ReadVariableOp")
+    assert reads == ["16×3", "8×16"]
+    matmul = "classify/dense/MatMul"
+    assert format_shape(model.op_outputs(matmul)[0]) == "", "the body records no shapes"
+    report = graph.infer_shapes()
+    assert report.ok, report.failures[:1]
+    assert format_shape(model.op_outputs(matmul)[0]) == "?×16"
+    assert format_shape(model.op_outputs("classify/logits/MatMul")[0]) == "?×3"

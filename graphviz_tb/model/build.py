@@ -1,5 +1,6 @@
 """The model stage's driver: a GraphDef's ops (:mod:`.builder`), then its function calls opened
-into their bodies (:mod:`.calls`), then the edges that close cycles marked."""
+into their bodies (:mod:`.calls`), then variable reads given their variables' shapes
+(:mod:`.handles`), then the edges that close cycles marked."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ..errors import NoGraphError
 from ..options import LoadOptions
 from .builder import finish_model, start_model
 from .calls import inline_calls, inline_library
+from .handles import label_variable_reads
 
 if TYPE_CHECKING:
     from ..read.base import GraphSource
@@ -60,4 +62,5 @@ def build_model(
             inline_library(model, builder, options)
     elif not names:
         raise NoGraphError(f"{where}: the graph holds no ops (only a function library)")
+    label_variable_reads(model)
     return finish_model(model, order)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..options import LoadOptions
 from ..read.dtypes import dtype_name, shape_from_proto
 from .graph import CONTROL, InputRef, parse_input
+from .handles import handle_of_attrs
 from .shapes import TensorInfo
 
 if TYPE_CHECKING:
@@ -138,8 +139,11 @@ class _Body:
         taken = {nd.name for nd in fdef.node_def}
         for i, arg in enumerate(fdef.signature.input_arg):
             full = self._unique(arg.name, taken)
+            arg_attr = fdef.arg_attr.get(i) if fdef.arg_attr else None
+            handle = handle_of_attrs(arg_attr.attr) if arg_attr is not None else None
             builder.add_node(full, None, op="_Arg", role="arg", function=fname,
-                             outputs=[_arg_info(fdef, i, arg)], arg_index=i)
+                             outputs=[_arg_info(fdef, i, arg)], arg_index=i,
+                             **({"handle": handle} if handle is not None else {}))
             self.args[arg.name] = full
             self.arg_nodes.append(full)
         for nd in fdef.node_def:

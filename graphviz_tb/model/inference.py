@@ -10,6 +10,8 @@ asks "what if the batch were 4?".  With the ``[tf]`` extra this module asks Tens
 * every function body the model opened (``call/<node>``) is instantiated on its own with
   TensorFlow's FunctionDef-to-GraphDef conversion, its arguments given the shapes that reach
   the call, and inferred the same way (bodies are cached per function and argument shapes);
+  a resource argument gets the handle its call passes or, when no call passes one (a
+  SavedModel's uncalled method), the variable its ``arg_attr`` records;
 * pinned inputs (``pixels=1,28,29``) replace the placeholders' ``shape`` attributes and drop
   every recorded ``_output_shapes``, which no longer hold.
 
@@ -133,6 +135,20 @@ def _merge(old: TensorInfo | None, new: TensorInfo) -> TensorInfo:
         return new
     dims = tuple(o if n is None else n for o, n in zip(old.shape, new.shape, strict=True))
     return TensorInfo(new.dtype or old.dtype, dims, True)
+
+
+def _handle_data(attr: Any) -> Any:
+    """TensorFlow's HandleData for a resource argument that records what it points to
+    (``_handle_shapes``/``_handle_dtypes``; the SavedModel reader writes them from the object
+    graph), for a body no call passes a handle into."""
+    from tensorflow.python.framework import cpp_shape_inference_pb2  # only when inferring
+
+    handle = cpp_shape_inference_pb2.CppShapeInferenceResult.HandleData(is_set=True)
+    dtypes = attr["_handle_dtypes"].list.type if "_handle_dtypes" in attr else ()
+    for i, shape in enumerate(attr["_handle_shapes"].list.shape):
+        entry = handle.shape_and_type.add(dtype=dtypes[i] if i < len(dtypes) else 0)
+        entry.shape.CopyFrom(shape)
+    return handle
 
 
 def _tf_shape(tf: Any, info: TensorInfo | None) -> Any:
@@ -311,6 +327,8 @@ class _Run:
             shapes.append(_tf_shape(self.tf, info))
             if tensor in self.handles:
                 feeds[spec.name] = self.handles[tensor]
+            elif i in fdef.arg_attr and "_handle_shapes" in fdef.arg_attr[i].attr:
+                feeds[spec.name] = _handle_data(fdef.arg_attr[i].attr)
         key = (fname, tuple(str(s) for s in shapes),
                tuple((name, h.SerializeToString()) for name, h in feeds.items()))
         if key not in self._bodies:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..read.dtypes import dtype_name
+from ..read.savedmodel import OBJECT_PATH
 from .graph import parse_input, reachable
 from .shapes import TensorInfo
 
@@ -256,8 +257,13 @@ def _prepare(graph_def: Any) -> dict[str, str]:
 
     Devices and colocation hints do not change shapes but can stop an import: a device
     string this TensorFlow cannot parse, or (in a subset import) a colocation with an op left
-    out.  Names TensorFlow reserves or refuses (``_send_x``, ``Linear[fc1]``) are renamed.
+    out.  The calls the SavedModel reader added for uncalled methods are not TensorFlow's and
+    are dropped (their bodies are inferred on their own).  Names TensorFlow reserves or
+    refuses (``_send_x``, ``Linear[fc1]``) are renamed.
     """
+    invented = [i for i, node in enumerate(graph_def.node) if OBJECT_PATH in node.attr]
+    for index in reversed(invented):  # calls we added for a SavedModel's methods
+        del graph_def.node[index]
     renamed: dict[str, str] = {}
     taken = {node.name for node in graph_def.node}
     for node in graph_def.node:

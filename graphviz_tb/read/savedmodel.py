@@ -10,6 +10,12 @@ Its graph then holds variables and the checkpoint's save and restore calls, and 
 model.  For each such method we add a call op named after its path in the object graph
 (``classify``, ``encoder/__call__``), so the picture opens it as it opens any call.
 
+Nothing calls such a method, so no variable handle flows into its body, and a body need not
+record its variable reads' shapes.  The object graph knows them: it binds each concrete
+function's captured arguments to the variables it reads.  We write each bound variable's
+shape and dtype into its argument's ``arg_attr`` as ``_handle_shapes``/``_handle_dtypes``, the
+attributes TensorFlow's own exporter uses, which the model and shape inference then read.
+
 TensorBoard's protos stop short of ``saved_model.proto``, and we must not import TensorFlow for
 it, so the two-field ``SavedModel`` message is declared here from a descriptor built at import.
 """
@@ -32,8 +38,8 @@ from ._proto import check_has_ops, parse_binary, parse_text, read_bytes
 from .base import Discovery
 from .metagraph import source_for
 
-__all__ = ["SAVED_MODEL_FILES", "SavedModel", "discover", "find_saved_model_file",
-           "with_object_methods"]
+__all__ = ["OBJECT_PATH", "SAVED_MODEL_FILES", "SavedModel", "bind_variables", "discover",
+           "find_saved_model_file", "load_meta", "with_object_methods"]
 
 #: The file names that make a directory a SavedModel, binary first as TensorFlow prefers it.
 SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
@@ -114,6 +120,47 @@ def _object_methods(meta: Message) -> list[tuple[str, str]]:
     return found
 
 
+_RESOURCE = 20  # DT_RESOURCE
+
+#: The attribute that marks a call op we added for a method (its value: the method's path in
+#: the object graph).  It is not TensorFlow's op: shape inference leaves it out of the import.
+OBJECT_PATH = "_tbgraph_object_path"
+
+
+def bind_variables(meta: Message) -> None:
+    """Record on each concrete function's captured resource arguments the shape and dtype of
+    the variable the object graph binds them to (see the module docstring).  In place, and
+    idempotent: an argument that records a handle already keeps it."""
+    objects = meta.object_graph_def  # type: ignore[attr-defined]
+    library = {f.signature.name: f
+               for f in meta.graph_def.library.function}  # type: ignore[attr-defined]
+    for function, concrete in objects.concrete_functions.items():
+        fdef = library.get(function)
+        bound = list(concrete.bound_inputs)
+        if fdef is None or not bound or len(bound) > len(fdef.signature.input_arg):
+            continue
+        first = len(fdef.signature.input_arg) - len(bound)  # captures follow the arguments
+        for offset, node_id in enumerate(bound):
+            index = first + offset
+            if (node_id >= len(objects.nodes)
+                    or objects.nodes[node_id].WhichOneof("kind") != "variable"
+                    or fdef.signature.input_arg[index].type != _RESOURCE):
+                continue
+            attr = fdef.arg_attr[index].attr
+            if "_handle_shapes" in attr:
+                continue
+            variable = objects.nodes[node_id].variable
+            attr["_handle_shapes"].list.shape.add().CopyFrom(variable.shape)
+            attr["_handle_dtypes"].list.type.append(variable.dtype)
+
+
+def load_meta(meta: Message, name: str) -> GraphDef:
+    """The GraphDef to draw of one meta graph: its variables bound
+    (:func:`bind_variables`), its uncalled methods added (:func:`with_object_methods`)."""
+    bind_variables(meta)
+    return with_object_methods(meta, name)
+
+
 def with_object_methods(meta: Message, name: str) -> GraphDef:
     """The meta graph's GraphDef; when it has no signature of its own, a copy with a call op
     for each traced method that no op calls (see the module docstring)."""
@@ -139,6 +186,7 @@ def with_object_methods(meta: Message, name: str) -> GraphDef:
         taken.add(label)
         node = out.node.add(name=label, op="StatefulPartitionedCall")
         node.attr["f"].func.name = function
+        node.attr[OBJECT_PATH].s = (path or "(root)").encode()
     return out
 
 
@@ -173,7 +221,7 @@ def discover(
         raise NoGraphError(f"{name}: the SavedModel holds no meta graphs")
     label = (given if given.is_dir() else file.parent).resolve().name or name
     sources = [dataclasses.replace(source_for(meta, name, label, "savedmodel"),
-                                   load=partial(with_object_methods, meta, name))
+                                   load=partial(load_meta, meta, name))
                for meta in metas]
     seen: set[str] = set()
     for index, source in enumerate(sources):
