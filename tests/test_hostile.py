@@ -715,6 +715,18 @@ def test_an_expand_pattern_matching_nothing_says_so() -> None:
     assert "conv1" in warning[0]  # the group names it might have meant
 
 
+def test_a_collapse_pattern_matching_nothing_says_so() -> None:
+    """``--collapse`` with a typo closed nothing and said nothing; it warns as ``--expand``
+    does, with the group meant, and a pattern that matches says nothing."""
+    proc = _render_sample("--collapse", "trian")
+    assert proc.returncode == 0, proc.stderr
+    warning = [line for line in proc.stderr.splitlines() if "--collapse" in line]
+    assert len(warning) == 1 and "matches no group" in warning[0], proc.stderr
+    assert "train" in warning[0]
+    proc = _render_sample("--collapse", "train")
+    assert proc.returncode == 0 and "--collapse" not in proc.stderr, proc.stderr
+
+
 def test_a_focus_with_a_typo_suggests_the_name() -> None:
     proc = _render_sample("--focus", "loss/cross_entropi")
     assert proc.returncode == 1

@@ -69,7 +69,7 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
                 opened.update(group.ancestors())
                 unmatched -= {p for p in unmatched if fnmatch.fnmatchcase(group.name, p)}
         for pattern in sorted(unmatched):
-            _warn_unmatched(h, pattern)
+            _warn_unmatched(h, pattern, "--expand")
     else:
         stack = [h.root]
         while stack:
@@ -81,20 +81,27 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
         for name in focus_ops:
             opened.update(h.ops[name].ancestors())
     if options.collapse:
+        unmatched = set(options.collapse)
+        for group in h.all_groups():
+            if unmatched and group is not h.root:
+                unmatched -= {p for p in unmatched if fnmatch.fnmatchcase(group.name, p)}
+        for pattern in sorted(unmatched):
+            _warn_unmatched(h, pattern, "--collapse")
         opened = {g for g in opened if g is h.root or not _matches(g.name, options.collapse)}
     # A group is visible only if all its ancestors are open.
     return frozenset(g for g in opened if all(a in opened for a in g.ancestors()))
 
 
 
-def _warn_unmatched(h: Hierarchy, pattern: str) -> None:
-    """Say that an ``--expand`` pattern opened nothing, and name groups it may have meant
-    (a pattern is matched against full names: ``resnet50_1/conv2*``, not ``conv2*``)."""
+def _warn_unmatched(h: Hierarchy, pattern: str, option: str) -> None:
+    """Say that an ``--expand`` or ``--collapse`` pattern matched nothing, and name groups it
+    may have meant (a pattern is matched against full names: ``resnet50_1/conv2*``, not
+    ``conv2*``)."""
     stem = pattern.strip("*?[]/")
     near = difflib.get_close_matches(stem, [g.label for g in h.groups.values()], n=3, cutoff=0.5)
     names = sorted({g.name for g in h.groups.values() if g.label in near})[:3]
     hint = f"; groups with a name like it: {', '.join(names)}" if names else ""
-    warnings.warn(f"--expand {pattern!r} matches no group (patterns match full names, "
+    warnings.warn(f"{option} {pattern!r} matches no group (patterns match full names, "
                   f"scope/name){hint}", GraphvizTbWarning, stacklevel=3)
 
 
