@@ -128,6 +128,44 @@ def test_gradient_sums_join_the_gradients_of_the_layers_they_sum(
     assert any(b.name == mirror.name for b in _closed(pic))
 
 
+@pytest.mark.parametrize("name", ["resnet50_adam", "densenet121_momentum",
+                                  "mobilenet_v2_rmsprop", "efficientnet_b0_adamw",
+                                  "transformer_adamw"])
+def test_the_optimizer_opens_into_the_mirror_of_the_model(
+        training_steps: dict[str, TrainingStep], name: str) -> None:
+    """Keras' optimizers trace one chain of ops per variable under flat numbered names
+    (``adam/Mul_3``); opened, the optimizer was sections of 200 such names.  Each chain writes
+    one layer's variable, so it goes under that layer's name, nested as the model is
+    (``adam/resnet50_1/conv1_conv_1``): the optimizer opens into the model's mirror, as
+    ``gradient_tape`` does, and what serves every layer (the step counter) stays beside it."""
+    step = training_steps[name]
+    graph = graphviz_tb.load(step.path)
+    h = graph.hierarchy()
+    optimizer = h.groups[step.optimizer]
+    mirror = h.groups[f"{step.optimizer}/{step.model}"]
+    assert mirror.kind == "update" and mirror.parent is optimizer
+    assert len(optimizer.children) <= 12, [c.name for c in optimizer.children]
+    assert 2 * mirror.op_count > optimizer.op_count
+    layers = [g for g in mirror.walk() if isinstance(g, Group) and g.kind == "update"
+              and not any(isinstance(c, Group) and c.kind == "update" for c in g.children)]
+    assert len(layers) >= 10
+    for layer in layers:  # each is named after a scope of the model, and updates it
+        scope = layer.name.removeprefix(f"{step.optimizer}/")
+        assert scope in h.groups or any(n.startswith(f"{scope}/") for n in h.groups), scope
+        writes = [op for op in layer.walk() if isinstance(op, OpNode)
+                  and (op.op.startswith(("Assign", "ResourceApply")))]
+        assert writes, layer.name
+    # No layer's update feeds another's: what they share (the step counter's handle, which
+    # TensorFlow names after its first reader) stays outside them all.
+    layer_of = {op.name: layer for layer in layers for op in layer.walk()
+                if isinstance(op, OpNode)}
+    crossing = [(u, v) for u, layer in layer_of.items() for v in graph.model.g._succ[u]
+                if layer_of.get(v, layer) is not layer]
+    assert crossing == []
+    opened = _picture(graph, RenderOptions(expand=(step.optimizer,)))
+    assert any(b.name == mirror.name for b in opened.boxes.values())
+
+
 def test_slot_initialisers_join_the_optimizer(training_steps: dict[str, TrainingStep]
                                               ) -> None:
     """AdamW's unused ``zeros_N`` slot initialisers (no edges at all) were 48 top-level

@@ -13,6 +13,7 @@ from .series import op_series, settle
 from .templates import Templates
 from .training import adopt_loose_ops
 from .tree import Hierarchy, aggregate_edges
+from .updates import mirror_updates
 
 if TYPE_CHECKING:
     from ..model.graph import GraphModel
@@ -22,7 +23,8 @@ __all__ = ["build_hierarchy", "complete"]
 
 @paused_gc
 def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
-    """Group the model's ops into scopes, function bodies, prefix groups, series, blocks and
+    """Group the model's ops into scopes, function bodies, a training step's parts (its
+    optimizer opened into the mirror of the model), prefix groups, series, blocks and
     sections, with the structural templates that decide which numbered scopes are alike.
 
     Everything is settled here: ``layer_1 ... layer_12`` fold into one series when their
@@ -35,6 +37,7 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     h = Hierarchy(model, options.series_min if options.series else None)
     build_scopes(h)
     adopt_loose_ops(h)
+    mirror_updates(h)
     if options.prefix_groups:
         prefix_groups(h)
     if options.series:

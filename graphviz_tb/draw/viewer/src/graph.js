@@ -5,9 +5,10 @@
 // every group's descendants form one contiguous range [i, i + size[i]).  That makes "does this
 // collapsed group contain a traced op" a prefix-sum lookup instead of a walk.
 
-export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5, BLOCK: 6, SECTION: 7 };
+export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5, BLOCK: 6, SECTION: 7,
+  UPDATE: 8 };
 export const KIND_NAMES = ["op", "root", "scope", "function", "prefix", "series", "block",
-  "section"];
+  "section", "update"];
 export const ROLE_NAMES = ["op", "missing", "arg", "retval"];
 export const EDGE_KINDS = ["data", "control", "ref"];
 export const DIFF_STATUSES = ["unchanged", "added", "removed", "changed"];

@@ -64,6 +64,7 @@ const INVENTED = {
   series: "numbered alike siblings",
   block: "a stretch of the dataflow",
   section: "a slice of a group too big to draw at once",
+  update: "the optimizer's updates of one layer's variables",
 };
 
 export function renderDetails(app, i) {
