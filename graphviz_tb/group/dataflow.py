@@ -262,7 +262,7 @@ def find_blocks(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> LocalGraphs
     for group in list(h._raw_groups()):
         kids = group._children
         plain = sum(1 for c in kids if not (isinstance(c, Group) and c.kind in INVENTED))
-        if plain < BLOCK_MIN_CHILDREN or group.kind in ("series", "section") \
+        if plain < BLOCK_MIN_CHILDREN or group.kind in ("series", "section", "update") \
                 or group in h.training:  # a block there would swallow the model's parts
             continue
         cached = known.get(group)

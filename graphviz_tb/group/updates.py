@@ -10,13 +10,16 @@ writes a variable of the model (``AssignSubVariableOp``, ``AssignAddVariableOp``
 
 So every op below the optimizer that serves the updates of one layer only goes into a group
 named after that layer, nested as the model's scopes are (``adam/resnet50_1/conv1_conv_1``),
-the way ``gradient_tape`` mirrors the model.  What serves several layers (the step counter,
-the learning rate) stays at the optimizer's top.  An op serves the layers whose writes it
-reaches through data edges; one that reaches none (the write of a slot variable, ``m`` or
-``v``) serves the layer of its inputs, and what feeds only such ops serves theirs (the
-square of a gradient, on its way into ``v``).  The three passes are walks of the optimizer's
-ops in dataflow order, so the cost is linear in its ops and edges.  The groups are of kind
-``update``: invented, never passed off as a scope of the user's.
+the way ``gradient_tape`` mirrors the model; a layer with several variables has one group
+per variable below it, named after the op that first read the variable (``convolution`` for a
+kernel, ``Reshape`` for a bias: TF2 keeps no variable names in a traced step).  What serves
+several layers (the step counter, the learning rate) stays at the optimizer's top.  An op
+serves the variables whose writes it reaches through data edges; one that reaches none (the
+write of a slot variable, ``m`` or ``v``) serves the variable of its inputs, and what feeds
+only such ops serves theirs (the square of a gradient, on its way into ``v``).  The three
+passes are walks of the optimizer's ops in dataflow order, so the cost is linear in its ops
+and edges.  The groups are of kind ``update``: invented, never passed off as a scope of the
+user's.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ _WRITES = frozenset({"AssignSubVariableOp", "AssignAddVariableOp", "AssignVariab
                      "AssignSub", "AssignAdd", "Assign"})
 _WRITE_PREFIXES = ("ResourceApply", "ResourceSparseApply", "Apply", "SparseApply")
 
-#: Neither one layer nor none: serves several.
+#: Serves several layers.
 _MANY = "\0many"
 
 
@@ -66,8 +69,24 @@ def _writes(kind: str) -> bool:
     return kind in _WRITES or kind.startswith(_WRITE_PREFIXES)
 
 
-def _labels(h: Hierarchy, optimizer: Group) -> dict[str, str | None]:
-    """Each op below the optimizer -> the layer it serves, ``_MANY``, or None."""
+#: What an op serves: one variable ``(layer, handle)``, several variables of one layer
+#: ``(layer, None)``, several layers (``_MANY``), or nothing found (None).
+Serves = tuple[str, str | None] | str | None
+
+
+def _meet(a: Serves, b: Serves) -> Serves:
+    """What an op serves that serves both ``a`` and ``b``."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    if a == _MANY or b == _MANY or a[0] != b[0]:
+        return _MANY
+    return (a[0], None)
+
+
+def _labels(h: Hierarchy, optimizer: Group) -> dict[str, Serves]:
+    """Each op below the optimizer -> what it serves (see :data:`Serves`)."""
     nodes, succ, pred = h.model.g._node, h.model.g._succ, h.model.g._pred
     inside = {op.name for op in op_members(optimizer)}
     outs: dict[str, list[str]] = {}
@@ -93,83 +112,75 @@ def _labels(h: Hierarchy, optimizer: Group) -> dict[str, str | None]:
             pending[v] -= 1
             if not pending[v]:
                 ready.append(v)
-    label: dict[str, str | None] = dict.fromkeys(inside)
-    for u in reversed(order):  # consumers first: the layers whose writes an op reaches
-        found = _join(label, outs[u])
+    label: dict[str, Serves] = dict.fromkeys(inside)
+    for u in reversed(order):  # consumers first: the variables whose writes an op reaches
+        found = None
+        for v in outs[u]:
+            found = _meet(found, label[v])
         if found != _MANY and _writes(nodes[u]["op"]):
             handle = next((s for s, kd in pred[u].items()
                            if any(d["dst_input"] == 0 for d in kd.values())), None)
             if handle is not None and handle not in inside:
-                layer = _layer(h, h.ops[handle])
-                found = layer if found in (None, layer) else _MANY
+                found = _meet(found, (_layer(h, h.ops[handle]), handle))
         label[u] = found
-    for u in order:  # producers first: an op that reaches no write serves its inputs' layer
+    for u in order:  # producers first: an op that reaches no write serves its inputs'
         if label[u] is None:
-            found = _join(label, ins[u], skip_many=True)
+            found = None
+            for s in ins[u]:
+                if label[s] != _MANY:
+                    found = _meet(found, label[s])
             if found != _MANY:
                 label[u] = found
     for u in reversed(order):  # and what feeds only such ops serves theirs
         if label[u] is None:
-            label[u] = _join(label, outs[u]) if outs[u] else None
-            if label[u] == _MANY:
-                label[u] = None
+            found = None
+            for v in outs[u]:
+                found = _meet(found, label[v])
+            label[u] = None if found == _MANY else found
     return label
-
-
-def _join(label: dict[str, str | None], names: list[str], *, skip_many: bool = False
-          ) -> str | None:
-    """The one layer the labelled ``names`` share, None if none is labelled, else
-    ``_MANY`` (``skip_many``: labels of ``_MANY`` count as none)."""
-    found: str | None = None
-    for name in names:
-        x = label[name]
-        if x is None or x == found or (skip_many and x == _MANY):
-            continue
-        if found is not None or x == _MANY:
-            return _MANY
-        found = x
-    return found
 
 
 def _mirror(h: Hierarchy, parts: TrainingParts) -> None:
     optimizer = parts.optimizer
     label = _labels(h, optimizer)
-    homes: dict[str, list[Member]] = {}
+    homes: dict[tuple[str, str | None], list[Member]] = {}
     kept: list[Member] = []
     broken: list[Group] = []
     for child in optimizer._children:
         ops = [child] if isinstance(child, OpNode) else op_members(child)  # type: ignore[arg-type]
-        found = {label[op.name] for op in ops}
-        if len(found) == 1:
-            layer = found.pop()
-            if layer is not None and layer != _MANY:
-                homes.setdefault(layer, []).append(child)
-                continue
-        elif isinstance(child, Group) and _named_after_ops(h, child):
+        labels = [label[op.name] for op in ops]
+        found = None if None in labels else labels[0]
+        for x in labels[1:]:
+            if found is None:
+                break
+            found = _meet(found, x)
+        if isinstance(found, tuple):
+            homes.setdefault(found, []).append(child)
+            continue
+        if isinstance(child, Group) and len(ops) > 1 and _named_after_ops(h, child):
             # TensorFlow's scope of one op and its inputs, mixing one layer's ops with an op
             # all layers share (``adam/Add`` holding the step counter's handle, named after
             # its first reader): its ops go where each belongs, or it would tie the layers.
-            for op in ops:
-                layer = label[op.name]
-                if layer is not None and layer != _MANY:
-                    homes.setdefault(layer, []).append(op)
+            for op, x in zip(ops, labels, strict=True):
+                if isinstance(x, tuple):
+                    homes.setdefault(x, []).append(op)
                 else:
                     kept.append(op)
             broken.append(child)
             continue
         kept.append(child)
-    if len(homes) < 2:
+    if len({layer for layer, _ in homes}) < 2:
         return
     for child in broken:
         for below in _groups_below(child):
             del h.groups[below.name]
     made: list[Group] = []
-    for layer in sorted(homes):
-        home = _group(h, optimizer, layer, made)
+    for path, members in sorted(_paths(h, homes).items()):
+        home = _group(h, optimizer, path, made)
         if home is None:
-            kept.extend(homes[layer])
+            kept.extend(members)
             continue
-        for m in homes[layer]:
+        for m in members:
             m.parent = home
             home._children.append(m)
     for m in kept:
@@ -183,6 +194,35 @@ def _mirror(h: Hierarchy, parts: TrainingParts) -> None:
             assert isinstance(parent, Group)
             parent._children.remove(group)
             del h.groups[group.name]
+
+
+def _paths(h: Hierarchy, homes: dict[tuple[str, str | None], list[Member]]
+           ) -> dict[str, list[Member]]:
+    """Where each home's members go: the layer's path, and below it one group per variable
+    when the layer has several (named after the op that first read it: ``convolution`` for
+    a kernel, ``Reshape`` for a bias)."""
+    variables: dict[str, list[str]] = {}
+    for layer, handle in homes:
+        if handle is not None:
+            variables.setdefault(layer, []).append(handle)
+    names: dict[str, str] = {}
+    for layer, handles in variables.items():
+        if len(handles) < 2:
+            continue
+        taken: set[str] = set()
+        for handle in sorted(handles):
+            base = handle[len(layer) + 1:].split("/", 1)[0] \
+                if handle.startswith(f"{layer}/") else h.ops[handle].label
+            name, n = base, 2
+            while name in taken:
+                name, n = f"{base}_{n}", n + 1
+            taken.add(name)
+            names[handle] = f"{layer}/{name}"
+    paths: dict[str, list[Member]] = {}
+    for (layer, handle), members in homes.items():
+        path = names.get(handle, layer) if handle is not None else layer
+        paths.setdefault(path, []).extend(members)
+    return paths
 
 
 def _named_after_ops(h: Hierarchy, group: Group) -> bool:
@@ -201,13 +241,13 @@ def _groups_below(group: Group) -> list[Group]:
     return found
 
 
-def _group(h: Hierarchy, optimizer: Group, layer: str, made: list[Group]) -> Group | None:
-    """The update group for ``layer`` under the optimizer, made with the levels above it
-    (``adam/resnet50_1`` for ``adam/resnet50_1/conv1``); None when a name is taken by a
-    scope of the user's."""
+def _group(h: Hierarchy, optimizer: Group, where: str, made: list[Group]) -> Group | None:
+    """The update group at ``where`` (a layer's path, or a variable's below it) under the
+    optimizer, made with the levels above it (``adam/resnet50_1`` for
+    ``adam/resnet50_1/conv1``); None when a name is taken by a scope of the user's."""
     node = optimizer
     path = optimizer.name
-    for part in layer.split("/"):
+    for part in where.split("/"):
         path = f"{path}/{part}"
         found = h.groups.get(path)
         if found is None:
