@@ -490,9 +490,11 @@ export class App {
   }
 
   // The first view: the whole picture when its names stay readable so, else the picture at a
-  // readable zoom, its top (the outputs: data flows up) at the top of the free area, centred
-  // across.  Fitting a tall graph into the window drew a strip with 4-pixel names; the whole
-  // picture stays one key away (f).
+  // readable zoom, its top (the outputs: data flows up) at the top of the free area.  Across,
+  // a picture narrower than the area is centred; a wider one has its top box in the middle
+  // as far as its edges allow (centred, a wide picture lost its left edge).  Fitting a tall
+  // graph into the window drew a strip with 4-pixel names; the whole picture stays one key
+  // away (f).
   firstView() {
     if (!this.scene) return;
     const [x, y, w, , k, sw, sh] = this._fitted();
@@ -501,7 +503,28 @@ export class App {
       return;
     }
     const r = READABLE_ZOOM;
-    this.setView(r, x + (w - sw * r) / 2, y + 24 + sh * r);
+    const m = 24;
+    let tx = x + (w - sw * r) / 2;
+    if (sw * r > w - 2 * m) {
+      const top = this._topBox();
+      const middle = x + w / 2 - (top ? top.x : sw / 2) * r;
+      tx = Math.min(x + m, Math.max(x + w - m - sw * r, middle));
+    }
+    this.setView(r, tx, y + m + sh * r);
+  }
+
+  // The box drawn highest (an output, as data flows up), leftmost among equals: closed
+  // boxes only, not the bookkeeping set aside.
+  _topBox() {
+    let best = null;
+    for (const b of this.scene.boxes) {
+      if (b.stub || b.open || b.aux) continue;
+      const top = b.y + b.h / 2;
+      if (!best || top > best.y + best.h / 2 || (top === best.y + best.h / 2 && b.x < best.x)) {
+        best = b;
+      }
+    }
+    return best;
   }
 
   // The free area of the canvas the picture fits best into, the zoom that fits it there, and
