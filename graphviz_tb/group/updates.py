@@ -66,6 +66,7 @@ def _layer(h: Hierarchy, op: OpNode) -> str:
 
 
 def _writes(kind: str) -> bool:
+    """Does an op of this type write the variable its input 0 points to?"""
     return kind in _WRITES or kind.startswith(_WRITE_PREFIXES)
 
 
