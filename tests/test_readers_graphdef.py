@@ -126,6 +126,34 @@ def test_common_non_graph_files(tmp_path, name, data, expected):
         discover(_write(tmp_path, name, data))
 
 
+def _load_error(path: Path) -> str:
+    with pytest.raises(InputError) as raised:
+        select(discover(path)).load()
+    return str(raised.value)
+
+
+def test_a_pbtxt_that_is_not_a_graph_says_so_in_our_words(tmp_path):
+    """A ``.pbtxt`` of prose (TensorFlow's own ``graph-malformed.pbtxt`` is one) said
+    ``Message type "GraphDef" has no field named "this"``, the protobuf parser's text; it
+    says it is not a graph, where, and how a graph starts."""
+    path = _write(tmp_path, "graph.pbtxt", "# a comment\n\nthis is not a valid graph def\n")
+    message = _load_error(path)
+    assert "Message type" not in message and "has no field named" not in message, message
+    assert message.startswith(f"{path}:3:1: not a GraphDef in text format"), message
+    assert "'this'" in message and "'node {'" in message, message
+
+
+def test_a_misspelt_field_names_the_line_and_the_field_meant(tmp_path):
+    """A typo deep in a text graph is reported at its line and column, with the field that
+    was meant, not in the protobuf parser's words."""
+    path = _write(tmp_path, "graph.pbtxt",
+                  'node {\n  name: "a"\n  op: "Const"\n  attr { key: "x" valu {} }\n}\n')
+    message = _load_error(path)
+    assert "Message type" not in message, message
+    assert message.startswith(f"{path}:4:19: "), message
+    assert "'valu'" in message and "did you mean 'value'?" in message, message
+
+
 def test_zip_that_is_not_keras(tmp_path):
     path = tmp_path / "bundle.zip"
     with zipfile.ZipFile(path, "w") as archive:

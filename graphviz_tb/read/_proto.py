@@ -8,6 +8,7 @@ Protobuf's own errors (``DecodeError``, ``ParseError`` with its ``"3:1 : ..."`` 
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from typing import TypeVar
@@ -31,6 +32,7 @@ M = TypeVar("M", bound=Message)
 
 _POSITION_PREFIX = re.compile(r"^\d+:\d+ : ")
 _OUR_PACKAGES = re.compile(r'"(?:tensorboard|graphviz_tb)\.')  # users know "GraphDef"
+_NO_FIELD = re.compile(r'^Message type "([\w.]+)" has no field named "([^"]*)"\.?$')
 _VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
 
 
@@ -77,10 +79,34 @@ def parse_text(cls: type[M], data: bytes, name: str) -> M:
         text_format.Parse(text, message)
     except text_format.ParseError as exc:
         line, column = exc.GetLine(), exc.GetColumn()
-        detail = _OUR_PACKAGES.sub('"', _POSITION_PREFIX.sub("", str(exc)))
         where = f"{name}:{line}:{column}" if line is not None else name
-        raise InputError(f"{where}: {detail}") from None
+        raise InputError(f"{where}: {_parse_error(message, _POSITION_PREFIX.sub('', str(exc)))}"
+                         ) from None
     return message
+
+
+def _parse_error(message: Message, detail: str) -> str:
+    """A text-format error in our words.  An unknown field is the common one: as the first
+    thing of the file it means the file is not this kind of message at all (prose, another
+    format); deeper, a misspelt field, with the one meant when a field's name is close."""
+    found = _NO_FIELD.match(detail)
+    if found is None:
+        return f"not valid protobuf text format: {_OUR_PACKAGES.sub(chr(34), detail)}"
+    full, field = found.groups()
+    descriptor = message.DESCRIPTOR
+    kind = _OUR_PACKAGES.sub("", f'"{full}').lstrip('"')
+    if full == descriptor.full_name and not message.ListFields():
+        starts = " or ".join([f"'{f.name} {{'" for f in descriptor.fields
+                              if f.message_type is not None][:3]) or "a field name"
+        return (f"not a {descriptor.name} in text format: it starts with {field!r}, which "
+                f"names no field of a {descriptor.name} (one starts with {starts})")
+    try:
+        fields = [f.name for f in descriptor.file.pool.FindMessageTypeByName(full).fields]
+    except KeyError:
+        fields = []
+    near = difflib.get_close_matches(field, fields, n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    return f"{field!r} is not a field of a {kind}{hint}"
 
 
 _PLAUSIBLE_SAMPLE = 1000
