@@ -83,7 +83,9 @@ def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | 
     if options.collapse:
         unmatched = set(options.collapse)
         for group in h.all_groups():
-            if unmatched and group is not h.root:
+            if not unmatched:
+                break
+            if group is not h.root:
                 unmatched -= {p for p in unmatched if fnmatch.fnmatchcase(group.name, p)}
         for pattern in sorted(unmatched):
             _warn_unmatched(h, pattern, "--collapse")
