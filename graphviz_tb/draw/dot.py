@@ -290,15 +290,14 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
         shown = structure.repeated
         labels = legend_labels([structure.instances(t)[0] for t in shown])
         other = OTHER_REPEATED[options.theme]
-        for t, label in zip(shown, labels, strict=True):
-            color = structure.template_color(t, options.theme)
-            if color != other and len(rows) < 12:
-                add(color, f"{clean_text(label, 36)} × {len(structure.instances(t))}")
-        more = sum(structure.template_color(t, options.theme) == other for t in shown)
-        named = len(rows)
-        if len(shown) - more > named:
-            rows.append(f"<TR><TD COLSPAN=\"2\">… {len(shown) - more - named} more "
+        colored = [(color, t, label) for t, label in zip(shown, labels, strict=True)
+                   if (color := structure.template_color(t, options.theme)) != other]
+        for color, t, label in colored[:12]:
+            add(color, f"{clean_text(label, 36)} × {len(structure.alike[t])}")
+        if len(colored) > 12:
+            rows.append(f"<TR><TD COLSPAN=\"2\">… {len(colored) - 12} more "
                         "structures</TD></TR>")
+        more = len(shown) - len(colored)
         if more:
             add(other, f"{more} other repeated structure{'s' if more > 1 else ''}")
         add(UNIQUE_COLOR[options.theme], "unique structure")

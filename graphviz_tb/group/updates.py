@@ -18,16 +18,17 @@ serves the variables whose writes it reaches through data edges; one that reache
 write of a slot variable, ``m`` or ``v``) serves the variable of its inputs, and what feeds
 only such ops serves theirs (the square of a gradient, on its way into ``v``).  The three
 passes are walks of the optimizer's ops in dataflow order, so the cost is linear in its ops
-and edges.  The groups are of kind ``update``: invented, never passed off as a scope of the
-user's.
+and edges (and a sort of them by model order).  The groups are of kind ``update``:
+invented, never passed off as a scope of the user's.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from functools import reduce
 from typing import TYPE_CHECKING
 
 from ..model.graph import CONTROL
+from .partition import ChildGraph, topological_order
 from .tree import Group, Hierarchy, Member, OpNode, op_members
 
 if TYPE_CHECKING:
@@ -48,8 +49,8 @@ _MANY = "\0many"
 
 
 def mirror_updates(h: Hierarchy) -> None:
-    """Group each training step's optimizer by the layer each of its ops updates (see the
-    module docstring); a no-op where the optimizer writes fewer than two layers."""
+    """Group each training step's optimizer by the layer and variable each of its ops
+    updates (see the module docstring); a no-op where it writes fewer than two layers."""
     for parts in list(h.training.values()):
         _mirror(h, parts)
 
@@ -88,60 +89,49 @@ def _meet(a: Serves, b: Serves) -> Serves:
 
 def _labels(h: Hierarchy, optimizer: Group) -> dict[str, Serves]:
     """Each op below the optimizer -> what it serves (see :data:`Serves`)."""
-    nodes, succ, pred = h.model.g._node, h.model.g._succ, h.model.g._pred
-    inside = {op.name for op in op_members(optimizer)}
-    outs: dict[str, list[str]] = {}
-    ins: dict[str, list[str]] = {u: [] for u in inside}
-    for u in inside:  # the data edges among them (not the ones closing a loop)
-        out = outs[u] = []
-        for v, keydict in succ[u].items():
-            if v in inside and v != u:
-                for d in keydict.values():
-                    if d["kind"] != CONTROL and not d["back"]:
-                        out.append(v)
-                        ins[v].append(u)
-                        break
-    # Dataflow order (Kahn's, ties in model order); ops on a loop are left unlabelled.
+    nodes, succ = h.model.g._node, h.model.g._succ
     position = h.order()
-    pending = {u: len(ins[u]) for u in inside}
-    ready = deque(sorted((u for u in inside if not pending[u]), key=position.__getitem__))
-    order: list[str] = []
-    while ready:
-        u = ready.popleft()
-        order.append(u)
-        for v in outs[u]:
-            pending[v] -= 1
-            if not pending[v]:
-                ready.append(v)
-    label: dict[str, Serves] = dict.fromkeys(inside)
-    for u in reversed(order):  # consumers first: the variables whose writes an op reaches
-        found = None
-        for v in outs[u]:
-            found = _meet(found, label[v])
-        if found != _MANY and _writes(nodes[u]["op"]):
-            handle = next((s for s, kd in pred[u].items()
-                           if any(d["dst_input"] == 0 for d in kd.values())), None)
-            if handle is not None and handle not in inside:
-                found = _meet(found, (_layer(h, h.ops[handle]), handle))
-        label[u] = found
-    for u in order:  # producers first: an op that reaches no write serves its inputs'
-        if label[u] is None:
+    ops = sorted((op.name for op in op_members(optimizer)), key=position.__getitem__)
+    index = {name: i for i, name in enumerate(ops)}
+    edges = []  # the data edges among them (not those closing a loop)
+    for i, u in enumerate(ops):
+        for v, keydict in succ[u].items():
+            j = index.get(v)
+            if j is not None and any(d["kind"] != CONTROL and not d["back"]
+                                     for d in keydict.values()):
+                edges.append((i, j))
+    graph = ChildGraph(len(ops), edges)
+    order = topological_order(graph)  # ties in model order
+    label: list[Serves] = [None] * len(ops)
+    for i in reversed(order):  # consumers first: the variables whose writes an op reaches
+        found: Serves = None
+        for j in graph.succ[i]:
+            found = _meet(found, label[j])
+        if found != _MANY and _writes(nodes[ops[i]]["op"]):
+            handle = h.model.input_tensor(ops[i])
+            if handle is not None and handle[0] not in index:
+                found = _meet(found, (_layer(h, h.ops[handle[0]]), handle[0]))
+        label[i] = found
+    for i in order:  # producers first: an op that reaches no write serves its inputs'
+        if label[i] is None:
             found = None
-            for s in ins[u]:
-                if label[s] != _MANY:
-                    found = _meet(found, label[s])
+            for j in graph.pred[i]:
+                if label[j] != _MANY:
+                    found = _meet(found, label[j])
             if found != _MANY:
-                label[u] = found
-    for u in reversed(order):  # and what feeds only such ops serves theirs
-        if label[u] is None:
+                label[i] = found
+    for i in reversed(order):  # and what feeds only such ops serves theirs
+        if label[i] is None:
             found = None
-            for v in outs[u]:
-                found = _meet(found, label[v])
-            label[u] = None if found == _MANY else found
-    return label
+            for j in graph.succ[i]:
+                found = _meet(found, label[j])
+            label[i] = None if found == _MANY else found
+    return dict(zip(ops, label, strict=True))
 
 
 def _mirror(h: Hierarchy, parts: TrainingParts) -> None:
+    """Move the optimizer's children that serve one variable (or one layer) into its update
+    group, splitting TensorFlow's one-op scopes that mix them with shared ops."""
     optimizer = parts.optimizer
     label = _labels(h, optimizer)
     homes: dict[tuple[str, str | None], list[Member]] = {}
@@ -150,11 +140,7 @@ def _mirror(h: Hierarchy, parts: TrainingParts) -> None:
     for child in optimizer._children:
         ops = [child] if isinstance(child, OpNode) else op_members(child)  # type: ignore[arg-type]
         labels = [label[op.name] for op in ops]
-        found = None if None in labels else labels[0]
-        for x in labels[1:]:
-            if found is None:
-                break
-            found = _meet(found, x)
+        found = None if None in labels else reduce(_meet, labels)
         if isinstance(found, tuple):
             homes.setdefault(found, []).append(child)
             continue
@@ -234,12 +220,7 @@ def _named_after_ops(h: Hierarchy, group: Group) -> bool:
 
 def _groups_below(group: Group) -> list[Group]:
     """``group`` and every group below it."""
-    found, stack = [], [group]
-    while stack:
-        g = stack.pop()
-        found.append(g)
-        stack.extend(c for c in g._children if isinstance(c, Group))
-    return found
+    return [group, *(m for m in group.walk() if isinstance(m, Group))]
 
 
 def _group(h: Hierarchy, optimizer: Group, where: str, made: list[Group]) -> Group | None:

@@ -46,6 +46,7 @@ __all__ = [
 
 DATA = "data"
 CONTROL = "control"
+REF = "ref"
 #: What a picture or ``info`` says of a graph that records no shapes (see
 #: :meth:`GraphModel.shapes_note`).
 SHAPES_REMEDY = ("no shapes recorded: pass --infer-shapes, or write the graph with "
@@ -55,7 +56,6 @@ _SHAPE_SOURCES = frozenset({"Const", "HostConst", "Placeholder", "PlaceholderWit
                             "_Arg", "VarHandleOp", "ReadVariableOp", "Identity", "NoOp"})
 #: How many data edges :meth:`GraphModel.shapes_note` reads at most.
 _SHAPES_SAMPLE = 5000
-REF = "ref"
 
 #: Ops whose output is a variable (a TF1 ref or a TF2 resource handle).
 _VARIABLE_OPS = frozenset(
@@ -363,6 +363,15 @@ class GraphModel:
     def tensor(self, name: str, index: int) -> TensorInfo | None:
         outs = self.op_outputs(name) if name in self.g else []
         return outs[index] if 0 <= index < len(outs) else None
+
+    def input_tensor(self, name: str, slot: int = 0) -> tuple[str, int] | None:
+        """The tensor ``(producer, output index)`` feeding data input ``slot`` of an op, or
+        None when nothing does (the handle a variable read or write acts on is input 0)."""
+        for keydict in self.g._pred[name].values():
+            for d in keydict.values():
+                if d["dst_input"] == slot and d["kind"] != CONTROL:
+                    return d["tensor"]
+        return None
 
     def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
         """The tensor a data edge carries (looking through a function's return node)."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..read.dtypes import dtype_name, shape_from_proto
-from .graph import CONTROL
 from .shapes import TensorInfo
 
 if TYPE_CHECKING:
@@ -60,60 +59,49 @@ class _Handles:
     """Follows handles back to their record, remembering every tensor on the way."""
 
     def __init__(self, model: GraphModel) -> None:
-        self.g = model.g
+        self.model = model
         self.found: dict[tuple[str, int], TensorInfo | None] = {}
-
-    def _fed_by(self, name: str) -> tuple[str, int] | None:
-        """The tensor a pass-on op hands on: its first data input."""
-        for _u, _v, d in self.g.in_edges(name, data=True):
-            if d["kind"] != CONTROL and d["dst_input"] == 0:
-                return d["tensor"]
-        return None
 
     def of(self, tensor: tuple[str, int]) -> TensorInfo | None:
         """What ``tensor`` (a resource handle) points to, or None when nothing records it.
         A body's argument takes its caller's handle first and its own ``arg_attr`` record
         only when the caller passes none."""
+        nodes = self.model.g._node
         path: list[tuple[str, int]] = []
+        on_path: set[tuple[str, int]] = set()  # a loop of Identity ops ends the walk
         result: TensorInfo | None = None
         current: tuple[str, int] | None = tensor
-        while current is not None and current not in path:
+        while current is not None and current not in on_path:
             if current in self.found:
                 result = self.found[current]
                 break
             path.append(current)
-            data = self.g._node[current[0]]
-            if data["role"] == "arg":
-                current = self._fed_by(current[0])
-                continue
-            result = _recorded(data)
-            if result is not None or data["op"] not in _PASS_ON:
-                break
-            current = self._fed_by(current[0])
+            on_path.add(current)
+            data = nodes[current[0]]
+            if data["role"] != "arg":
+                result = _recorded(data)
+                if result is not None or data["op"] not in _PASS_ON:
+                    break
+            current = self.model.input_tensor(current[0])
         for step in reversed(path):  # upstream first: an argument's own record fills in
             if result is None:
-                result = self.g._node[step[0]].get("handle")
+                result = nodes[step[0]].get("handle")
             self.found[step] = result
         return result
 
 
-def label_variable_reads(model: GraphModel) -> int:
-    """Give each variable read that records no shape its handle's; returns how many."""
+def label_variable_reads(model: GraphModel) -> None:
+    """Give each variable read that records no shape the shape its handle records."""
     handles = _Handles(model)
-    g = model.g
-    labelled = 0
-    for name, data in g._node.items():
+    for name, data in model.g._node.items():
         if data["op"] not in _READS:
+            continue
+        source = model.input_tensor(name)
+        handle = handles.of(source) if source is not None else None
+        if handle is None:  # known before decoding the read's own outputs
             continue
         outs = model.op_outputs(name)
         if outs and outs[0].known_shape:
             continue
-        source = next((d["tensor"] for _u, _v, d in g.in_edges(name, data=True)
-                       if d["kind"] != CONTROL and d["dst_input"] == 0), None)
-        handle = handles.of(source) if source is not None else None
-        if handle is None:
-            continue
         dtype = (outs[0].dtype if outs else None) or handle.dtype
         model.set_outputs(name, [TensorInfo(dtype, handle.shape, True), *outs[1:]])
-        labelled += 1
-    return labelled

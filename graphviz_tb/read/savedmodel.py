@@ -30,7 +30,7 @@ from pathlib import Path
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
-from tensorboard.compat.proto import meta_graph_pb2
+from tensorboard.compat.proto import meta_graph_pb2, types_pb2
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 from ..errors import NoGraphError
@@ -120,8 +120,6 @@ def _object_methods(meta: Message) -> list[tuple[str, str]]:
     return found
 
 
-_RESOURCE = 20  # DT_RESOURCE
-
 #: The attribute that marks a call op we added for a method (its value: the method's path in
 #: the object graph).  It is not TensorFlow's op: shape inference leaves it out of the import.
 OBJECT_PATH = "_tbgraph_object_path"
@@ -144,7 +142,7 @@ def bind_variables(meta: Message) -> None:
             index = first + offset
             if (node_id >= len(objects.nodes)
                     or objects.nodes[node_id].WhichOneof("kind") != "variable"
-                    or fdef.signature.input_arg[index].type != _RESOURCE):
+                    or fdef.signature.input_arg[index].type != types_pb2.DT_RESOURCE):
                 continue
             attr = fdef.arg_attr[index].attr
             if "_handle_shapes" in attr:
