@@ -10,6 +10,7 @@
 // with coordinates relative to the content's lower-left corner (y up, as in DOT); a wire end
 // is a member index, or -1 - k for stub k.
 
+import { nearestOnSpline } from "./spline.js";
 import { STYLE } from "./style.gen.js";
 
 // Points per inch and the glyph width over font size, as the Python layout measures
@@ -134,47 +135,19 @@ function floats(text) {
   return text.split(",").map(Number);
 }
 
-// Points along a B-spline as DOT writes it (flat [x, y, ...]: start, then 3 per segment).
-function bezierPoints(p, step = 4) {
-  const out = [[p[0], p[1]]];
-  for (let i = 0; i + 7 < p.length; i += 6) {
-    const [x0, y0, x1, y1, x2, y2, x3, y3] = p.slice(i, i + 8);
-    const length = Math.hypot(x1 - x0, y1 - y0) + Math.hypot(x2 - x1, y2 - y1) +
-      Math.hypot(x3 - x2, y3 - y2);
-    const n = Math.max(2, Math.floor(length / step));
-    for (let k = 1; k <= n; k++) {
-      const t = k / n;
-      const a = (1 - t) ** 3;
-      const b = 3 * t * (1 - t) ** 2;
-      const c = 3 * t * t * (1 - t);
-      const d = t ** 3;
-      out.push([a * x0 + b * x1 + c * x2 + d * x3, a * y0 + b * y1 + c * y2 + d * y3]);
-    }
-  }
-  return out;
-}
-
 // Where an edge's label goes: Graphviz's place when it touches the edge's path, else beside
 // the path's point nearest that place (layout/dot_layout.py attach_label; dot may leave a
 // label 70 points from its line when a tall box shares the label's rank).
 export function attachLabel(points, lp, label, rankdir) {
   if (points.length < 8) return lp;
   const half = textWidth(label, 8) / 2;
-  let best = null;
-  let bestD = Infinity;
-  for (const q of bezierPoints(points)) {
-    const d = (q[0] - lp[0]) ** 2 + (q[1] - lp[1]) ** 2;
-    if (d < bestD) {
-      bestD = d;
-      best = q;
-    }
-  }
-  const dist = Math.sqrt(bestD);
-  if (rankdir === "BT" || rankdir === "TB") {
-    if (dist <= half + 10) return lp;
-    return [best[0] + (half + 4) * (lp[0] >= best[0] ? 1 : -1), best[1]];
-  }
-  if (dist <= 14) return lp;
+  const across = rankdir === "BT" || rankdir === "TB";
+  const touch = across ? half + 10 : 14;
+  const best = nearestOnSpline(points, lp[0], lp[1], touch);
+  const dx = best[0] - lp[0];
+  const dy = best[1] - lp[1];
+  if (Math.sqrt(dx * dx + dy * dy) <= touch) return lp;
+  if (across) return [best[0] + (half + 4) * (lp[0] >= best[0] ? 1 : -1), best[1]];
   return [best[0], best[1] + 8 * (lp[1] >= best[1] ? 1 : -1)];
 }
 
