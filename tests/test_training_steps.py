@@ -88,6 +88,28 @@ def test_the_first_picture_of_a_training_step_shows_the_model(
     assert _on_cycles(pic) == []
 
 
+def test_a_transformers_last_layer_is_one_block_like_the_others(
+        training_steps: dict[str, TrainingStep]) -> None:
+    """The Transformer's last layer feeds the classifier head, so its closing norm shared a
+    run of one-layer segments with the pooling and the head, and the layer was drawn as
+    three boxes beside three whole layers.  It is a block of the layers' structure too: four
+    alike layers, one colour, in order; the head a block of its own."""
+    step = training_steps["transformer_adamw"]
+    graph = graphviz_tb.load(step.path)
+    h = graph.hierarchy()
+    layers = [g for g in h.groups.values() if g.kind == "block" and g.parent is not None
+              and g.parent.name.split("/")[0] == step.model
+              and re.fullmatch(r"multi_head_attention(_\d+)* … layer_normalization(_\d+)*",
+                               g.label)]
+    assert len(layers) == 4, sorted(g.name for g in layers)
+    assert len({g.op_count for g in layers}) == 1
+    assert sorted(h.templates.alike(layers[0]), key=lambda g: g.name) == \
+        sorted(layers, key=lambda g: g.name)
+    pic = _picture(graph, RenderOptions())
+    drawn = [b for b in pic.boxes.values() if b.name in {g.name for g in layers}]
+    assert len(drawn) == 4 and len({b.fill for b in drawn}) == 1
+
+
 @pytest.mark.parametrize("name", ["resnet50_adam", "efficientnet_b0_adamw", "transformer_adamw"])
 def test_a_training_step_has_no_loop_at_depth_two(training_steps: dict[str, TrainingStep],
                                                   name: str) -> None:

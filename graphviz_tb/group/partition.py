@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -362,7 +363,7 @@ def blocks(g: ChildGraph, signature: Keys) -> list[list[int]]:
         if seg[i] >= 0:
             members[seg[i]].append(i)
     members = _join_small(members)
-    members = _fold_period(members, signature)
+    members = _fold_period(g, members, signature)
     return members if 2 <= len(members) <= g.n // 2 else []
 
 
@@ -399,10 +400,12 @@ def _join_small(members: list[list[int]]) -> list[list[int]]:
     return out
 
 
-def _fold_period(members: list[list[int]], signature: Keys) -> list[list[int]]:
+def _fold_period(g: ChildGraph, members: list[list[int]], signature: Keys
+                 ) -> list[list[int]]:
     """Cut a sequence of segments that repeats with a short period at that period: the
     longest stretch where segment ``k`` looks like segment ``k + p`` (same fingerprints, and
-    not all one kind) is grouped ``p`` at a time from its start."""
+    not all one kind) is grouped ``p`` at a time from its start, and one period more where
+    the segment after the stretch begins with what completes it (see :func:`_completion`)."""
     if len(members) < 4:
         return members
     look = [tuple(sorted(signature[i] for i in m)) for m in members]
@@ -425,7 +428,42 @@ def _fold_period(members: list[list[int]], signature: Keys) -> list[list[int]]:
     end = start + covered - covered % p
     folded = members[:start]
     folded.extend([i for m in members[k:k + p] for i in m] for k in range(start, end, p))
-    return folded + members[end:]
+    rest = members[end:]
+    last = _completion(g, rest, look[end - p:end], signature)
+    if last is not None:
+        folded.append([i for m in rest[:p - 1] for i in m] + last)
+        taken = set(last)
+        rest = [[i for i in rest[p - 1] if i not in taken], *rest[p:]]
+    return folded + rest
+
+
+def _completion(g: ChildGraph, rest: list[list[int]], period: list[tuple], signature: Keys
+                ) -> list[int] | None:
+    """The children that complete one more period after a repeating stretch, or None.
+
+    A Transformer's last layer also feeds the classifier, so its closing norm is a one-child
+    segment beside the pooling and the head, and runs of those are joined into one segment:
+    the stretch ends one segment short.  When the segments after it match the period's but
+    for the last, and the next segment begins with children that look like the period's last
+    segment, those children (taken in dataflow order, each with its inputs in that segment;
+    so they are convex, and so is what is left) complete the period.
+    """
+    p = len(period)
+    if len(rest) < p or any(sorted(signature[i] for i in m) != list(look)
+                            for m, look in zip(rest[:p - 1], period, strict=False)):
+        return None
+    wanted = Counter(period[-1])
+    segment = rest[p - 1]
+    left = set(segment)  # the segment's children not taken
+    taken: list[int] = []
+    for i in segment:  # in dataflow order
+        if wanted[signature[i]] and not left.intersection(g.pred[i]):
+            wanted[signature[i]] -= 1
+            left.discard(i)
+            taken.append(i)
+            if not +wanted:
+                return taken if left else None
+    return None
 
 
 def label_groups(g: ChildGraph, labels: Sequence[str], weight: Sequence[int],
