@@ -109,6 +109,7 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
 bench: $(VENV)/.stamp-bench $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python bench/run.py --build-missing
+	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/scale.py
 
 samples: $(VENV)/.stamp-test

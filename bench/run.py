@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -53,8 +54,11 @@ CATALOGUE = {
     "nasnet_large_step": "NASNet-Large TF2 training step (tf.function, GradientTape, Adam)",
     "synthetic_200k": "synthetic graph composed from the above",
 }
-#: Where bench/scale.py's section of RESULTS.md begins and ends (this script keeps it).
+#: Where bench/scale.py's and bench/floor.py's sections of RESULTS.md begin and end (this
+#: script keeps them).
 SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
+FLOOR_BEGIN, FLOOR_END = "<!-- floor: begin -->", "<!-- floor: end -->"
+_SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END))
 #: Files this large are measured once, whatever --repeat says.
 BIG_FILE = 20_000_000
 
@@ -110,7 +114,7 @@ def measure(cmd: list[str], repeat: int, timeout: float | None = None) -> Timing
         dt, peak, done, _, _ = run_timed(cmd, timeout)
         if not done:
             timing.note = f"> {timeout:.0f} s (timed out)"
-            timing.limit = timeout
+            timing.limit = timeout or 0.0
             timing.times.clear()
             break
         timing.times.append(dt)
@@ -474,17 +478,32 @@ def write_results(rows: list[dict], target: Path, started: float, s: Settings,
         f"Total benchmark time: {time.perf_counter() - started:.0f} s.",
         "",
     ]
-    scale = _scale_section(target)  # bench/scale.py's part, kept as it was
-    target.write_text("\n".join(lines) + (f"\n{scale}\n" if scale else ""), encoding="utf-8")
+    kept = "".join(f"\n{part}\n" for part in _sections(target))  # the other scripts' parts
+    target.write_text("\n".join(lines) + kept, encoding="utf-8")
 
 
-def _scale_section(results: Path) -> str:
-    """The section bench/scale.py wrote into RESULTS.md (between its markers), or ""."""
-    if not results.exists():
-        return ""
-    text = results.read_text(encoding="utf-8")
-    start, end = text.find(SCALE_BEGIN), text.find(SCALE_END)
-    return text[start:end + len(SCALE_END)] if 0 <= start < end else ""
+def _sections(results: Path) -> list[str]:
+    """The sections bench/floor.py and bench/scale.py wrote into RESULTS.md (each between
+    its markers), as they are."""
+    text = results.read_text(encoding="utf-8") if results.exists() else ""
+    out = []
+    for begin, end in _SECTIONS:
+        start, stop = text.find(begin), text.find(end)
+        if 0 <= start < stop:
+            out.append(text[start:stop + len(end)])
+    return out
+
+
+def write_section(results: Path, text: str, begin: str, end: str) -> None:
+    """Put a section (``text``, from ``begin`` to ``end``) in RESULTS.md in place of the
+    previous one, or at the end."""
+    old = results.read_text(encoding="utf-8") if results.exists() else "# Benchmarks\n"
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    if pattern.search(old):
+        new = pattern.sub(lambda _: text, old)
+    else:
+        new = old.rstrip("\n") + "\n\n" + text + "\n"
+    results.write_text(new, encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- main

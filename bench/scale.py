@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import re
 import statistics
 import sys
 import tempfile
@@ -51,6 +50,7 @@ from run import (
     run_timed,
     say,
     tbgraph,
+    write_section,
 )
 from tensorboard.compat.proto import graph_pb2
 from timing import Timing
@@ -409,17 +409,6 @@ def section(rows: list[Row], targets: Targets, repeat: int, load_start: str,
     return "\n".join(lines)
 
 
-def write_section(results: Path, text: str) -> None:
-    """Put the section in RESULTS.md in place of the previous one (or at the end)."""
-    old = results.read_text(encoding="utf-8") if results.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(SCALE_BEGIN) + ".*?" + re.escape(SCALE_END), re.S)
-    if pattern.search(old):
-        new = pattern.sub(lambda _: text, old)
-    else:
-        new = old.rstrip("\n") + "\n\n" + text + "\n"
-    results.write_text(new, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", nargs="*", choices=list(BY_NAME), metavar="NAME",
@@ -456,7 +445,7 @@ def main() -> int:
         if browser is not None:
             browser.close()
     text = section(rows, targets, repeat, load_start, time.perf_counter() - started)
-    write_section(Path(args.out), text)
+    write_section(Path(args.out), text, SCALE_BEGIN, SCALE_END)
     print(text)
     return 0
 
