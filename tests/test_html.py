@@ -646,6 +646,46 @@ def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: P
         assert page.js("(n) => window.tbgraph.dot(n)", name) in asked, name
 
 
+def test_an_open_group_is_as_wide_as_its_title_in_the_page_too(
+        open_page: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group named at length around one op: opened, its frame is as wide as its title in
+    the static picture, and so it is in the page (the page sized the frame by its content
+    alone: the title ran out of it, under the toggle, and the parent's DOT differed)."""
+    from tensorboard.compat.proto import graph_pb2
+
+    from graphviz_tb.layout import groups as layout
+
+    long = "a_scope_named_at_length_around_what_it_holds"
+    gd = graph_pb2.GraphDef()
+    gd.node.add(name="x", op="Placeholder")
+    gd.node.add(name=f"{long}/relu", op="Relu", input=["x"])
+    gd.node.add(name="y", op="Identity", input=[f"{long}/relu"])
+    asked: list[str] = []
+    real = layout.layout_all
+
+    def spy(sources: list[str], progress: Any) -> list[dict]:
+        asked.extend(sources)
+        return real(sources, progress)
+
+    monkeypatch.setattr(layout, "layout_all", spy)
+    path = tmp_path / "long.html"
+    graphviz_tb.load(gd).render(path, expand=(long,))
+    page = open_page(path)
+    assert page.js("(n) => window.tbgraph.dot(n)", "") in asked
+    page.js("(n) => window.tbgraph.collapse(n)", long)
+    page.js("(n) => window.tbgraph.expand(n)", long)  # laid out by the page this time
+    frame = page.js("""(n) => {
+        const g = [...document.querySelectorAll('g.expanded')]
+            .find((e) => e.getAttribute('data-node') === n);
+        const box = g.querySelector('rect.shape').getBoundingClientRect();
+        const title = g.querySelector('text').getBoundingClientRect();
+        const toggle = g.querySelector('.ctl').getBoundingClientRect();
+        return [box.left, box.right, title.left, title.right, toggle.left];
+    }""", long)
+    left, right, title_left, title_right, toggle_left = frame
+    assert left < title_left and title_right < toggle_left < right, frame
+
+
 def test_trace_goes_through_function_bodies(open_page: Any, tmp_path: Path) -> None:
     """TF2 control flow: the loop's and the branch's bodies are function groups, and the trace
     from the input runs through them to the result."""

@@ -175,8 +175,9 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
     const raw = graph.lines(i);
     const lines = raw.map((t) => cleanText(t, MAX_LABEL));
     if (b.open) {
-      text(g, 0, -h / 2 + 13, frameTitle(lines[0], i, w, ctx), { "font-size": 10,
-        "font-weight": "bold", fill: colors.fg });
+      const head = frameTitle(lines[0], i, w, ctx);
+      text(g, titleX(head, w), -h / 2 + 13, head, { "font-size": 10, "font-weight": "bold",
+        fill: colors.fg });
     } else {
       boxText(g, raw[0], lines.length > 1 ? lines[1] : null, 9, colors, second);
     }
@@ -235,6 +236,16 @@ function frameTitle(name, i, w, ctx) {
     if (textWidth(title, 10) * 1.1 <= w - 16) return title;
   }
   return name;
+}
+
+// The width the toggle takes at a box's top right, with a gap before it.
+const TOGGLE_ROOM = 18;
+
+// Where a frame's title is centred: in the middle, or as far left as keeps it clear of the
+// toggle at the top right (the frame is as wide as the title, with no room for the toggle).
+function titleX(head, w) {
+  const half = textWidth(head, 10) * 1.1 / 2;  // as the layout sizes the frame for it
+  return Math.max(Math.min(0, w / 2 - TOGGLE_ROOM - half), -w / 2 + 4 + half);
 }
 
 // What a diff's tooltip says of a member (as draw/dot.py _diff_lines).

@@ -288,12 +288,16 @@ export class Layouts {
     this.stats = { runs: 0, ms: 0, cached: 0 };
   }
 
-  // Size of a member as drawn: its collapsed size, or as big as its own layout when open.
+  // Size of a member as drawn: its collapsed size, or when open as big as its own layout
+  // and as wide as its title (as layout/groups.py sizes a frame).
   size(i, open) {
     const g = this.g;
     if (open) {
       const L = this.layouts.get(i);
-      if (L) return [Math.max(L.w + 2 * this.pad, g.w[i]), L.h + 2 * this.pad + this.labelH];
+      if (L) {
+        const title = textWidth(g.lines(i)[0], 10) * 1.1 + 2 * this.pad;
+        return [Math.max(L.w + 2 * this.pad, g.w[i], title), L.h + 2 * this.pad + this.labelH];
+      }
     }
     return [g.w[i], g.h[i]];
   }
