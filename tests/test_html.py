@@ -623,19 +623,25 @@ def test_keyboard_shortcuts(open_page: Any, pages: dict[str, Path]) -> None:
     assert page.js("document.activeElement.type") == "search"
 
 
-def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Same DOT per group in the page as in the static render: the looks cannot drift."""
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every DOT Python hands Graphviz from now on, in order."""
     from graphviz_tb.layout import groups as layout
 
-    asked: list[str] = []
+    sources: list[str] = []
     real = layout.layout_all
 
-    def spy(sources: list[str], progress: Any) -> list[dict]:
-        asked.extend(sources)
-        return real(sources, progress)
+    def spy(given: list[str], progress: Any) -> list[dict]:
+        sources.extend(given)
+        return real(given, progress)
 
     monkeypatch.setattr(layout, "layout_all", spy)
+    return sources
+
+
+def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: Path,
+                                                     asked: list[str]) -> None:
+    """Same DOT per group in the page as in the static render: the looks cannot drift."""
     path = tmp_path / "depth2.html"
     graph = graphviz_tb.load(str(MNIST))
     graph.render(path, depth=2)
@@ -647,27 +653,17 @@ def test_page_asks_graphviz_exactly_what_python_asks(open_page: Any, tmp_path: P
 
 
 def test_an_open_group_is_as_wide_as_its_title_in_the_page_too(
-        open_page: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        open_page: Any, tmp_path: Path, asked: list[str]) -> None:
     """A group named at length around one op: opened, its frame is as wide as its title in
     the static picture, and so it is in the page (the page sized the frame by its content
     alone: the title ran out of it, under the toggle, and the parent's DOT differed)."""
     from tensorboard.compat.proto import graph_pb2
-
-    from graphviz_tb.layout import groups as layout
 
     long = "a_scope_named_at_length_around_what_it_holds"
     gd = graph_pb2.GraphDef()
     gd.node.add(name="x", op="Placeholder")
     gd.node.add(name=f"{long}/relu", op="Relu", input=["x"])
     gd.node.add(name="y", op="Identity", input=[f"{long}/relu"])
-    asked: list[str] = []
-    real = layout.layout_all
-
-    def spy(sources: list[str], progress: Any) -> list[dict]:
-        asked.extend(sources)
-        return real(sources, progress)
-
-    monkeypatch.setattr(layout, "layout_all", spy)
     path = tmp_path / "long.html"
     graphviz_tb.load(gd).render(path, expand=(long,))
     page = open_page(path)
