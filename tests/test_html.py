@@ -656,7 +656,8 @@ def test_an_open_group_is_as_wide_as_its_title_in_the_page_too(
         open_page: Any, tmp_path: Path, asked: list[str]) -> None:
     """A group named at length around one op: opened, its frame is as wide as its title in
     the static picture, and so it is in the page (the page sized the frame by its content
-    alone: the title ran out of it, under the toggle, and the parent's DOT differed)."""
+    alone: the title ran out of it, under the toggle, and the parent's DOT differed).  Open
+    or closed, its name stays clear of the toggle."""
     from tensorboard.compat.proto import graph_pb2
 
     long = "a_scope_named_at_length_around_what_it_holds"
@@ -669,6 +670,14 @@ def test_an_open_group_is_as_wide_as_its_title_in_the_page_too(
     page = open_page(path)
     assert page.js("(n) => window.tbgraph.dot(n)", "") in asked
     page.js("(n) => window.tbgraph.collapse(n)", long)
+    closed = page.js("""(n) => {
+        const g = document.querySelector(`g[data-node="${n}"]`);
+        const name = g.querySelector('text').getBoundingClientRect();
+        const toggle = g.querySelector('.ctl').getBoundingClientRect();
+        const box = g.querySelector('rect.shape').getBoundingClientRect();
+        return [box.left, name.left, name.right, toggle.left];
+    }""", long)
+    assert closed[0] < closed[1] and closed[2] < closed[3], closed  # the name clear of it
     page.js("(n) => window.tbgraph.expand(n)", long)  # laid out by the page this time
     frame = page.js("""(n) => {
         const g = [...document.querySelectorAll('g.expanded')]

@@ -47,11 +47,13 @@ export function labelLines(label) {
 
 // A closed box's text: its name (one or two lines) in 10 pt, the second line below in 8 pt,
 // centred as Graphviz centres the static picture's.
-function boxText(g, label, second, below, colors, secondColor) {
+// A box's name and second line.  `toggled` is the width of a box with a toggle at its top
+// right: its first name line is kept clear of it.
+function boxText(g, label, second, below, colors, secondColor, toggled = 0) {
   const name = labelLines(label).map((t) => cleanText(t));
   const shift = 6 * (name.length - 1);
-  name.forEach((t, k) => text(g, 0, (second === null ? 3.5 : -1.5) - shift + 12 * k, t,
-    { "font-size": 10, fill: colors.fg }));
+  name.forEach((t, k) => text(g, k === 0 && toggled ? clearOfToggle(t, toggled, 1) : 0,
+    (second === null ? 3.5 : -1.5) - shift + 12 * k, t, { "font-size": 10, fill: colors.fg }));
   if (second !== null) text(g, 0, below + shift, second, { "font-size": 8, fill: secondColor });
 }
 
@@ -176,10 +178,10 @@ function drawBox(layer, b, graph, mode, theme, ctx, colors) {
     const lines = raw.map((t) => cleanText(t, MAX_LABEL));
     if (b.open) {
       const head = frameTitle(lines[0], i, w, ctx);
-      text(g, titleX(head, w), -h / 2 + 13, head, { "font-size": 10, "font-weight": "bold",
-        fill: colors.fg });
+      text(g, clearOfToggle(head, w, 1.1), -h / 2 + 13, head, { "font-size": 10,
+        "font-weight": "bold", fill: colors.fg });
     } else {
-      boxText(g, raw[0], lines.length > 1 ? lines[1] : null, 9, colors, second);
+      boxText(g, raw[0], lines.length > 1 ? lines[1] : null, 9, colors, second, w);
     }
     drawToggle(g, w, h, b.open, colors);
   } else {
@@ -241,10 +243,12 @@ function frameTitle(name, i, w, ctx) {
 // The width the toggle takes at a box's top right, with a gap before it.
 const TOGGLE_ROOM = 18;
 
-// Where a frame's title is centred: in the middle, or as far left as keeps it clear of the
-// toggle at the top right (the frame is as wide as the title, with no room for the toggle).
-function titleX(head, w) {
-  const half = textWidth(head, 10) * 1.1 / 2;  // as the layout sizes the frame for it
+// Where a line of 10-point text at a box's top is centred: in the middle, or as far left as
+// keeps it clear of the toggle at the top right (a box is as wide as its name, or a frame as
+// its title, with no room for the toggle).  `widen` is the layout's allowance on the text's
+// width (1.1 for a frame's title).
+function clearOfToggle(line, w, widen) {
+  const half = textWidth(line, 10) * widen / 2;
   return Math.max(Math.min(0, w / 2 - TOGGLE_ROOM - half), -w / 2 + 4 + half);
 }
 
