@@ -428,32 +428,27 @@ def _fold_period(g: ChildGraph, members: list[list[int]], signature: Keys
     end = start + covered - covered % p
     folded = members[:start]
     folded.extend([i for m in members[k:k + p] for i in m] for k in range(start, end, p))
-    rest = members[end:]
-    last = _completion(g, rest, look[end - p:end], signature)
-    if last is not None:
-        folded.append([i for m in rest[:p - 1] for i in m] + last)
-        taken = set(last)
-        rest = [[i for i in rest[p - 1] if i not in taken], *rest[p:]]
-    return folded + rest
+    # A Transformer's last layer also feeds the classifier, so its closing norm is a
+    # one-child segment beside the pooling and the head, and runs of those are joined into
+    # one segment: the stretch ends one segment short.  When the segments after it match the
+    # period but for the last, the next segment's first children may complete it.
+    head = end + p - 1
+    last = _completion(g, members[head], look[end - 1], signature) \
+        if head < len(members) and look[end:head] == look[end - p:end - 1] else None
+    if last is None:
+        return folded + members[end:]
+    folded.append([i for m in members[end:head] for i in m] + last)
+    taken = set(last)
+    return [*folded, [i for i in members[head] if i not in taken], *members[head + 1:]]
 
 
-def _completion(g: ChildGraph, rest: list[list[int]], period: list[tuple], signature: Keys
+def _completion(g: ChildGraph, segment: list[int], look: tuple, signature: Keys
                 ) -> list[int] | None:
-    """The children that complete one more period after a repeating stretch, or None.
-
-    A Transformer's last layer also feeds the classifier, so its closing norm is a one-child
-    segment beside the pooling and the head, and runs of those are joined into one segment:
-    the stretch ends one segment short.  When the segments after it match the period's but
-    for the last, and the next segment begins with children that look like the period's last
-    segment, those children (taken in dataflow order, each with its inputs in that segment;
-    so they are convex, and so is what is left) complete the period.
-    """
-    p = len(period)
-    if len(rest) < p or any(sorted(signature[i] for i in m) != list(look)
-                            for m, look in zip(rest[:p - 1], period, strict=False)):
-        return None
-    wanted = Counter(period[-1])
-    segment = rest[p - 1]
+    """The children a segment begins with that together look like ``look`` (a segment's
+    sorted fingerprints), or None when it does not begin so or has nothing else.  They are
+    taken in dataflow order, each with its inputs in the segment, so they are convex, and so
+    is what is left."""
+    wanted = Counter(look)
     left = set(segment)  # the segment's children not taken
     taken: list[int] = []
     for i in segment:  # in dataflow order

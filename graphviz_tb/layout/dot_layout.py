@@ -191,9 +191,9 @@ def _point_at(segments: list[_Segment], s: float) -> tuple[float, float]:
 
 def nearest_on_spline(points: list[tuple[float, float]], p: tuple[float, float],
                       enough: float = 0.0) -> tuple[float, float]:
-    """The point of a B-spline as DOT writes it (start, then three points per segment)
-    nearest ``p``, or the first sample within ``enough`` of it (all a caller asking whether
-    the path passes that close needs).
+    """The point of a B-spline as DOT writes it (start, then three points per segment; at
+    least one segment) nearest ``p``, or the first sample within ``enough`` of it (all a
+    caller asking whether the path passes that close needs).
 
     Each segment is sampled at :data:`SPLINE_SAMPLES` even steps; around every sample nearer
     than both its neighbours, golden-section search narrows the nearest point down (the
@@ -201,15 +201,13 @@ def nearest_on_spline(points: list[tuple[float, float]], p: tuple[float, float],
     (the first, on a tie).
     """
     px, py = p
+    segments: list[_Segment] = [(*points[i], *points[i + 1], *points[i + 2], *points[i + 3])
+                                for i in range(0, len(points) - 3, 3)]
 
     def dist(s: float) -> float:
         x, y = _point_at(segments, s)
         return (x - px) * (x - px) + (y - py) * (y - py)
 
-    segments: list[_Segment] = [(*points[i], *points[i + 1], *points[i + 2], *points[i + 3])
-                                for i in range(0, len(points) - 3, 3)]
-    if not segments:
-        return min(points, key=lambda q: (q[0] - px) * (q[0] - px) + (q[1] - py) * (q[1] - py))
     last = len(segments) * SPLINE_SAMPLES
     near = []
     for k in range(last + 1):

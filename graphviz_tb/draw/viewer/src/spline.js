@@ -46,23 +46,12 @@ function golden(f, lo, hi) {
   return [s, f(s)];
 }
 
-// `p` is flat [x, y, ...]: the start, then three points per segment.  The first sample
-// within `enough` of the place is answer enough (whether the path passes that close).
+// `p` is flat [x, y, ...]: the start, then three points per segment (at least one).  The
+// first sample within `enough` of the place is answer enough (whether the path passes that
+// close).
 export function nearestOnSpline(p, px, py, enough = 0) {
   const segments = [];
   for (let i = 0; i + 7 < p.length; i += 6) segments.push(p.slice(i, i + 8));
-  if (!segments.length) {
-    let near = null;
-    let nearD = Infinity;
-    for (let i = 0; i + 1 < p.length; i += 2) {
-      const d = (p[i] - px) * (p[i] - px) + (p[i + 1] - py) * (p[i + 1] - py);
-      if (near === null || d < nearD) {
-        near = [p[i], p[i + 1]];
-        nearD = d;
-      }
-    }
-    return near;
-  }
   const dist = (s) => {
     const [x, y] = pointAt(segments, s);
     return (x - px) * (x - px) + (y - py) * (y - py);
