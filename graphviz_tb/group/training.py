@@ -10,10 +10,25 @@ from collections import defaultdict
 from ..style import BOOKKEEPING_NAMES
 from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
 from .partition import ChildGraph, strong_components, topological_order
-from .tree import Group, Hierarchy, Member, OpNode, TrainingParts, fix_depths, op_members
+from .tree import (
+    Group,
+    Hierarchy,
+    Member,
+    OpNode,
+    TrainingParts,
+    fix_depths,
+    op_members,
+    reparent,
+)
 
 #: The scope TF2 puts a ``GradientTape``'s gradients under (``gradient_tape/<model>/...``).
 GRADIENT_SCOPE = "gradient_tape"
+
+#: The kind, and the name, of the group a step's metric updates fold into.
+METRICS_KIND = "metrics"
+
+#: Ops that write a variable through its handle: a metric's update among a step's loose ops.
+_VARIABLE_WRITES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
 
 
 #: Ops whose output leaves the graph (the step's results): they stay where the user sees them.
@@ -152,8 +167,10 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     chain = ChildGraph(len(among), [(among[a], among[b]) for a in among
                                     for b in graph.succ[a] if b in among])
     order = [ranked[n] for n in topological_order(chain)]
-    # Inputs from loose sources (constants) do not count: those follow their consumers.
-    fed = {i: {p for p in graph.pred[i] if not (p in among and not graph.pred[p])}
+    # Inputs from loose sources (constants) do not count: those follow their consumers; nor
+    # does a body's own call op, which passes its arguments in.
+    fed = {i: {p for p in graph.pred[i] if not (p in among and not graph.pred[p])
+               and kids[p].name != container.name}
            for i in order}
     for i in order:  # inputs before their consumers
         ins = {home[p] for p in fed[i]}
@@ -251,3 +268,63 @@ def _mirror(h: Hierarchy, gradients: Group, scope: Group) -> Group | None:
             return found
         scope = scope.parent  # type: ignore[assignment]
     return None
+
+
+def fold_metrics(h: Hierarchy) -> None:
+    """A training step's loose ops that update metrics go into one group, ``metrics``.
+
+    What Keras 3's ``fit`` runs tracks the loss and the compiled metrics with ops named at the
+    step's top level (``Sum``, ``Cast_2``, ``AssignVariableOp_1``, ``div_no_nan``): a few dozen
+    loose boxes around the model, and enough of them that the model could not open within the
+    first picture's budget.  Whatever :func:`adopt_loose_ops` left loose in a step, other than
+    its inputs and results, is that bookkeeping when one of its ops writes a variable; it is
+    folded into one invented group (kind ``metrics``), which the convexity repair dissolves
+    again should it lie on a loop.
+    """
+    nodes = h.model.g._node
+    for container in list(h.training):
+        kids = container._children
+        loose = _downstream_loose(h, kids)
+        if len(loose) < 2 or not any(nodes[op.name]["op"] in _VARIABLE_WRITES
+                                     for c in loose for op in _unit_ops(c)):
+            continue
+        name = f"{container.name}/{METRICS_KIND}" if container.name else METRICS_KIND
+        if name in h.groups or name in h.ops:
+            continue
+        group = Group(name, h, container, container.depth + 1, kind=METRICS_KIND)
+        gone = {id(c) for c in loose}
+        reparent(loose, group)
+        h.groups[name] = group
+        container._children = [c for c in kids if id(c) not in gone] + [group]
+
+
+def _downstream_loose(h: Hierarchy, kids: list[Member]) -> list[Member]:
+    """The loose children (not inputs, results or calls) whose outputs feed only each other or
+    the step's results: what serves the loss and the gradients (the batch size, the seed of
+    the gradients) is left out, so the group they make is convex (no path leaves it and comes
+    back)."""
+    where = child_index(kids)
+    succ = h.model.g._succ
+    nodes = h.model.g._node
+    feeds = {i: {where.get(v) for op in _unit_ops(c) for v in succ[op.name]} - {i, None}
+             for i, c in enumerate(kids)}
+    # A result leaves the step: an output op feeding nothing in it (a body's results feed
+    # the call's consumers, outside).
+    # Loose children, and scopes as small whatever their names (``Cast_2`` holding only
+    # ``Cast_2/ReadVariableOp``: TensorFlow made no cast for a variable of the same dtype).
+    loose = {i for i, c in enumerate(kids) if not (isinstance(c, Group) and c.kind == "function")
+             and (_loose(h, c) or (isinstance(c, Group) and c.kind == "scope" and len(
+                 c._children) <= _LOOSE_SCOPE_OPS and not any(
+                     isinstance(m, Group) for m in c._children)))}
+    results = {i for i in loose if _anchored(h, kids[i]) or (
+        isinstance(kids[i], OpNode) and nodes[kids[i].name]["op"] in _OUTPUT_OPS
+        and not feeds[i])}
+    chosen = loose - results
+    changed = True
+    while changed:  # drop what feeds anything but the chosen and the results, until none does
+        changed = False
+        for i in sorted(chosen):
+            if not feeds[i] <= chosen | results:
+                chosen.discard(i)
+                changed = True
+    return [kids[i] for i in sorted(chosen)]

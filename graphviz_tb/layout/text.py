@@ -103,6 +103,10 @@ def _with_note(head: str, note: str) -> str:
     return f"{head[:max(1, MAX_LINE - len(note) - 4)]}… · {note}"
 
 
+#: Ops that stand for a variable (see :mod:`graphviz_tb.group.variables`).
+_HANDLES = frozenset({"VarHandleOp", "Placeholder", "_Arg"})
+
+
 def _op_count(g: Group) -> str:
     return f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
 
@@ -118,6 +122,9 @@ def _group_caption(g: Group) -> str:
         return f"{ops} · {len(g.children)} blocks"
     if g.kind == "function" and g.function:
         return f"{ops} · ƒ {g.function}"
+    if g.kind == "variables":  # resource handles: arguments count no ops
+        handles = sum(1 for m in g.walk() if isinstance(m, OpNode) and m.op in _HANDLES)
+        return f"{handles:,} handles" if not g.op_count else f"{ops} · {handles:,} handles"
     return ops
 
 

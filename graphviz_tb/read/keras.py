@@ -14,20 +14,28 @@ import json
 import os
 import zipfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ..errors import InputError, TensorFlowRequired
 from .base import Discovery, GraphSource
 from .detect import is_keras_config
 from .keras_config import ConfigError, to_graph_def
+from .keras_step import STEP_ORIGIN
 from .live import trace_keras_file
+
+if TYPE_CHECKING:
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 __all__ = ["discover_archive", "discover_h5", "discover_json"]
 
 
-def discover_archive(path: str | os.PathLike[str]) -> Discovery:
-    """List the conceptual graph of a ``.keras`` archive, and its op graph if TF is installed."""
+def discover_archive(path: str | os.PathLike[str], step: str | None = None,
+                     batch_size: int | None = None) -> Discovery:
+    """List the conceptual graph of a ``.keras`` archive, and its op graph if TF is installed;
+    with ``step``, what Keras runs for one step of the compiled model comes last (see
+    :mod:`.keras_step`)."""
     name = os.fspath(path)
     try:
         with zipfile.ZipFile(path) as archive:
@@ -43,6 +51,13 @@ def discover_archive(path: str | os.PathLike[str]) -> Discovery:
             name=f"{Path(name).name} · op graph (traced by TensorFlow)", kind="op",
             origin="keras", load=lambda: trace_keras_file(name),
         ))
+        if step is not None:
+            sources.append(GraphSource(
+                name=f"{Path(name).name} · {step} step (traced by TensorFlow)", kind="op",
+                origin=STEP_ORIGIN, load=lambda: trace_keras_file(name, step, batch_size),
+            ))
+    elif step is not None:
+        raise TensorFlowRequired(f"--step {step} (what Keras runs, traced by TensorFlow)")
     return Discovery(path=name, source_kind="keras", graphs=tuple(sources))
 
 
@@ -85,10 +100,18 @@ def _decode(raw: bytes, name: str) -> Mapping[str, Any]:
 
 
 def _conceptual(config: Mapping[str, Any], name: str) -> GraphSource:
-    """Convert now, so a bad config is reported at discovery rather than at render time."""
+    """Convert now, so a bad config is known at discovery.  A config with no layer graph (a
+    subclassed model keeps its structure in code) is still listed beside the file's other
+    graphs, and refused in one line when it is the one chosen."""
+    source = GraphSource(name=f"{Path(name).name} · conceptual", kind="conceptual",
+                         origin="keras", load=lambda: graph)
     try:
         graph = to_graph_def(config)
     except ConfigError as exc:
-        raise InputError(f"{name}: {exc}") from None
-    return GraphSource(name=f"{Path(name).name} · conceptual", kind="conceptual",
-                       origin="keras", load=lambda: graph)
+        message = f"{name}: {exc}"
+
+        def refuse() -> GraphDef:
+            raise InputError(message)
+
+        return replace(source, load=refuse)
+    return source
