@@ -24,6 +24,9 @@ from .tree import (
 #: The scope TF2 puts a ``GradientTape``'s gradients under (``gradient_tape/<model>/...``).
 GRADIENT_SCOPE = "gradient_tape"
 
+#: What TensorFlow replaces in a scope's name when it names a captured argument after it.
+_NOT_NAME = re.compile(r"[^a-z0-9_]")
+
 #: The kind, and the name, of the group a step's metric updates fold into.
 METRICS_KIND = "metrics"
 
@@ -148,9 +151,11 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     graph = ChildGraph(len(kids), sorted(edges))
     component = strong_components(graph)
     rank = [-c for c in component]  # Tarjan numbers sinks first: a -> b means rank a < rank b
-    loose = [i for i, c in enumerate(kids) if _loose(h, c) and not _anchored(h, kids[i])]
+    named = _named_captures(h, kids)
+    loose = [i for i, c in enumerate(kids)
+             if _loose(h, c) and (i in named or not _anchored(h, kids[i]))]
     if grads is None:
-        loose = [i for i in loose if _captured(h, kids[i])]
+        loose = [i for i in loose if _captured(h, kids[i]) or i in named]
     target = [isinstance(c, Group) and not _loose(h, c) and not is_bookkeeping(c.label)
               for c in kids]
     optimizer = max((j for j in from_grads if target[j] and j != g_index),
@@ -190,9 +195,19 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
             home[i] = _bigger(min(outs, key=key), i, size)
         elif not outs and optimizer is not None:
             home[i] = optimizer
+    for i, j in named.items():  # the name says whose: it beats the dataflow's guess
+        home[i] = j
     if optimizer is not None and grads is not None:
+        # The model is what the gradients mirror (``gradient_tape/<model>``) and what reads
+        # variables (the loss is mirrored too, and may outweigh a small model), the largest
+        # such part; else the largest part.
+        reads = [0] * len(kids)
+        nodes = h.model.g._node
+        for u, i in where.items():
+            reads[i] += nodes[u]["op"] == "ReadVariableOp"
         model = max((j for j in range(len(kids)) if target[j] and j not in (g_index, optimizer)),
-                    key=lambda j: (size[j], kids[j].name), default=None)
+                    key=lambda j: (f"{grads.name}/{kids[j].label}" in h.groups, reads[j] > 0,
+                                   size[j], kids[j].name), default=None)
         h.training[container] = TrainingParts(
             grads, kids[optimizer], None if model is None else kids[model]  # type: ignore[arg-type]
         )
@@ -202,6 +217,36 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     _place(h, kids, moved, home, where)
     gone = {id(kids[i]) for i in moved}
     container._children = [c for c in kids if id(c) not in gone]
+
+
+def _named_captures(h: Hierarchy, kids: list[Member]) -> dict[int, int]:
+    """The arguments of a function body that TensorFlow named after the op that first reads
+    them inside a sibling scope (``adam_w_add_readvariableop_resource`` for
+    ``adam_w/Add/ReadVariableOp``, ``efficientnetb0_1_normalization_1_sqrt_x`` for a
+    captured constant of ``efficientnetb0_1``): index -> the index of that scope.  A function
+    captures every variable and outer constant it reads this way; what ``fit`` runs reads
+    some of them in several parts, where the dataflow alone leaves them loose."""
+    scopes = {_flat(c.label): j for j, c in enumerate(kids)
+              if isinstance(c, Group) and c.kind == "scope" and not _loose(h, c)}
+    found: dict[int, int] = {}
+    for i, c in enumerate(kids):
+        if not (isinstance(c, OpNode) and c.op == "_Arg"):
+            continue
+        label = c.label.lower()
+        cut = label.rfind("_")
+        while cut > 0:
+            j = scopes.get(label[:cut])
+            if j is not None:
+                found[i] = j
+                break
+            cut = label.rfind("_", 0, cut)
+    return found
+
+
+def _flat(label: str) -> str:
+    """A scope's name as TensorFlow writes it into a captured argument's: lower case, each
+    character other than a letter, digit or ``_`` made ``_``."""
+    return _NOT_NAME.sub("_", label.lower())
 
 
 def _bigger(j: int, i: int, size: list[int]) -> int:

@@ -18,6 +18,8 @@ in it is a handle (``VarHandleOp``, a resource placeholder or argument), reads i
 anything else (a dataset's ``iterator`` placeholder feeds ``IteratorGetNext``, which stays).
 Handles that feed ops directly (a traced step's ``*_readvariableop_resource`` arguments) have
 joined their readers before this runs (:mod:`.training`), so only those read by calls remain.
+A placeholder or constant named by a number alone is how TensorFlow captures an outer tensor
+into a function (a layer's constant, beside the variables ``fit`` captures): it counts too.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ VARIABLES_KIND = "variables"
 _VARIABLE_OPS = frozenset({"VarHandleOp", "ReadVariableOp", "AssignVariableOp",
                            "AssignAddVariableOp", "AssignSubVariableOp", "VarIsInitializedOp",
                            "DestroyResourceOp", "VariableShape"})
+
+#: How TensorFlow brings an outer tensor into a function it traces: a placeholder, or a
+#: constant, named by a number alone.
+_CAPTURED = frozenset({"Placeholder", "Const"})
 
 #: Fewer qualifying members than this stay as they are: one handle beside a call is no fan.
 _FOLD_MIN = 2
@@ -86,4 +92,5 @@ def _is_variable_op(h: Hierarchy, op: OpNode) -> bool:
     """Does this op only hold, read, write or check a variable (or is it a resource handle
     coming in as a placeholder or argument)?"""
     kind = h.model.g._node[op.name]["op"]
-    return kind in _VARIABLE_OPS or (kind in DATA_SOURCE_OPS and is_parameter(h, op.name, 0))
+    return kind in _VARIABLE_OPS or (kind in DATA_SOURCE_OPS and is_parameter(
+        h, op.name, 0)) or (kind in _CAPTURED and op.label.isdigit())

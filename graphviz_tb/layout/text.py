@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ..model.shapes import TensorInfo
 
 __all__ = ["MAX_EDGE_LABEL", "Carried", "carried_tensors",
-           "edge_look", "label_lines", "leaf_size", "outline", "tensor_lines", "text_width"]
+           "counted", "edge_look", "label_lines", "leaf_size", "outline", "tensor_lines",
+           "text_width"]
 
 
 #: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
@@ -108,7 +109,13 @@ _HANDLES = frozenset({"VarHandleOp", "Placeholder", "_Arg"})
 
 
 def _op_count(g: Group) -> str:
-    return f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
+    """``12 ops``, or ``9 layers`` in a Keras layer graph."""
+    return counted(g.op_count, g.owner.model.unit)
+
+
+def counted(n: int, unit: str) -> str:
+    """``1 op``, ``2 ops``, ``1,200 layers``."""
+    return f"{n:,} {unit}" + ("s" if n != 1 else "")
 
 
 def _group_caption(g: Group) -> str:

@@ -22,6 +22,7 @@ from ..options import LoadOptions
 from . import events, graphdef, keras, live, metagraph, profile, runmeta, savedmodel
 from .base import CostSource, Discovery, GraphSource, StepRecord, TensorSpec
 from .detect import detect
+from .keras import LAYER_GRAPH_ONLY
 from .keras_step import STEP_ORIGIN
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
 __all__ = [
+    "LAYER_GRAPH_ONLY",
     "CostSource",
     "Discovery",
     "GraphSource",

@@ -64,7 +64,8 @@ def trace_step(model: Any, step: str, batch_size: int | None = None) -> tuple[Gr
     targets = _target_specs(tf, model, inputs) if step != "predict" else None
     data = (inputs, targets) if targets is not None else (inputs,)
     try:
-        model._symbolic_build(data_batch=data)
+        if step != "predict":  # fit and evaluate build the loss, metrics and optimizer first
+            model._symbolic_build(data_batch=data)
         concrete = _concrete(tf, model, step, data)
     except (TypeError, ValueError, RuntimeError, AttributeError, NotImplementedError) as exc:
         raise InputError(f"tracing the {step} step of the Keras model {name!r} failed: "

@@ -10,6 +10,7 @@ becomes the graph's named inputs and outputs.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from google.protobuf.message import Message
@@ -102,14 +103,19 @@ def trace_keras_file(path: str, step: str | None = None, batch_size: int | None 
     """Load a ``.keras`` file with Keras (``safe_mode=True``: no code from the file runs) and
     trace it; a step needs the optimizer and loss the file was compiled with."""
     keras = import_keras("tracing a Keras file's op graph")
-    try:
-        model = keras.saving.load_model(path, safe_mode=True, compile=step is not None)
-    except Exception as exc:  # Keras raises anything from a custom layer's from_config
-        raise InputError(
-            f"{path}: Keras could not load the model to trace its op graph ({one_line(exc)}); "
-            "the conceptual graph needs no loading"
-        ) from exc
-    return trace_keras_model(model, step, batch_size)[0]
+    # Keras' own warnings on loading (an optimizer whose state was saved before its first
+    # step, say) concern training it further, not drawing it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = keras.saving.load_model(path, safe_mode=True,
+                                            compile=step in ("train", "test"))
+        except Exception as exc:  # Keras raises anything from a custom layer's from_config
+            raise InputError(
+                f"{path}: Keras could not load the model to trace its op graph "
+                f"({one_line(exc)}); the conceptual graph needs no loading"
+            ) from exc
+        return trace_keras_model(model, step, batch_size)[0]
 
 
 def _tensorflow() -> Any:
