@@ -17,10 +17,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import keras3_models as zoo
 import pytest
 from conftest import _tf
+from hostile_inputs import page_problems
 from test_first_picture import _picture
 from test_training_steps import assert_reads_as_training_step
 from training_steps import scopes
@@ -251,3 +253,32 @@ def test_a_logdir_with_only_the_layer_graph_says_how_to_get_the_op_graph(
     svg = graphviz_tb.load(path).render(format="svg")
     legend = html.unescape(" ".join(re.findall(r">([^<>]+)</text>", str(svg))))
     assert "--step" in legend and "OpGraphCallback" in legend
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["callback_logdir", "mobilenet_v2", "sequential_export",
+                                  "opgraph_logdir"])
+def test_keras3_pages_open_in_the_viewer(keras3: dict[str, zoo.Artifact], browser: Any,
+                                         tmp_path: Path, name: str) -> None:
+    """Each artifact's page gets ready with no script error; a layer graph's page counts
+    layers where the static picture does, and a logdir holding only the layer graph says in
+    the viewer's legend how to get the op graph."""
+    graph = graphviz_tb.load(keras3[name].path)
+    path = tmp_path / "page.html"
+    graph.render(path)
+    assert page_problems(browser, path) == []
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(path.resolve().as_uri())
+    page.wait_for_function("window.tbgraph && window.tbgraph.ready === true", timeout=30_000)
+    status = page.inner_text("footer.status")
+    legend = page.inner_text(".legend")
+    if graph.model.kind == "conceptual":
+        assert "layers and groups in all" in status and " ops " not in status
+        group = next(b["name"] for b in page.evaluate("window.tbgraph.boxes()")
+                     if graph.hierarchy().groups.get(b["name"]) is not None)
+        page.evaluate("name => window.tbgraph.select(name)", group)
+        details = page.inner_text(".details")
+        assert re.search(r"\blayers\b", details) and not re.search(r"\bops\b", details)
+    if name == "callback_logdir":
+        assert "--step train" in legend and "OpGraphCallback" in legend
+    page.close()

@@ -525,5 +525,5 @@ def build_data(h: Hierarchy, scene: Scene, options: RenderOptions, *, title: str
     if h.model.unit != "op":  # a Keras layer graph counts layers (ops by default)
         data["unit"] = h.model.unit
     if h.model.notes:
-        data["notes"] = h.model.notes
+        data["legendNotes"] = h.model.notes
     return data

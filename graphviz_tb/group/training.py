@@ -327,9 +327,9 @@ def fold_metrics(h: Hierarchy) -> None:
     again should it lie on a loop.
     """
     nodes = h.model.g._node
-    for container in list(h.training):
+    for container, parts in list(h.training.items()):
         kids = container._children
-        loose = _downstream_loose(h, kids)
+        loose = _without_optimizer_state(h, _downstream_loose(h, kids), parts.optimizer)
         if len(loose) < 2 or not any(nodes[op.name]["op"] in _VARIABLE_WRITES
                                      for c in loose for op in _unit_ops(c)):
             continue
@@ -341,6 +341,30 @@ def fold_metrics(h: Hierarchy) -> None:
         reparent(loose, group)
         h.groups[name] = group
         container._children = [c for c in kids if id(c) not in gone] + [group]
+
+
+def _without_optimizer_state(h: Hierarchy, loose: list[Member], optimizer: Group
+                             ) -> list[Member]:
+    """``loose`` less the writes of variables the optimizer reads (its step counter, which a
+    step increments at its top level: no metric) and what feeds only them.  What is left
+    still feeds nothing outside it but results: the writes removed feed only those."""
+    model, nodes, succ = h.model, h.model.g._node, h.model.g._succ
+    inside = {m.name for m in op_members(optimizer)}
+    ops = {op.name: c for c in loose for op in _unit_ops(c)}
+    gone = {c for name, c in ops.items() if nodes[name]["op"] in _VARIABLE_WRITES and (
+        (handle := model.input_tensor(name)) is not None
+        and any(v in inside for v in succ[handle[0]]))}
+    changed = bool(gone)
+    while changed:  # what feeds only what is gone goes too
+        changed = False
+        for c in loose:
+            if c in gone:
+                continue
+            fed = {ops[v] for op in _unit_ops(c) for v in succ[op.name] if v in ops} - {c}
+            if fed and fed <= gone:
+                gone.add(c)
+                changed = True
+    return [c for c in loose if c not in gone]
 
 
 def _downstream_loose(h: Hierarchy, kids: list[Member]) -> list[Member]:

@@ -449,7 +449,7 @@ export function renderLegend(app) {
   rows.push(edge("data", "data (label: shape)"), edge("control", "control dependency"),
     edge("ref", "reference (mutated)"));
   // Why the data edges have no labels, and what adds them (as the static legend says).
-  for (const note of app.data.notes || []) rows.push(h("li", { class: "more" }, note));
+  for (const note of app.data.legendNotes || []) rows.push(h("li", { class: "more" }, note));
   if (g.shapesNote) rows.push(h("li", { class: "more" }, g.shapesNote));
   return [h("h3", null, TITLES[mode] || ""), h("ul", null, rows)];
 }
