@@ -186,6 +186,16 @@ def test_step_train_draws_what_fit_runs_as_a_training_step(keras3: dict[str, zoo
     assert_reads_as_training_step(graph, _picture(graph, RenderOptions()), model, optimizer)
 
 
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50"])
+def test_load_a_live_model_with_step_train_reads_as_a_training_step(
+        keras3: dict[str, zoo.Artifact], name: str) -> None:
+    """``load(model, step="train")`` on the compiled model in hand: as the file's."""
+    made = keras3[name]
+    graph = graphviz_tb.load(made.model, step="train")
+    model, optimizer = scopes(graph.source.load(), made.model_name)
+    assert_reads_as_training_step(graph, _picture(graph, RenderOptions()), model, optimizer)
+
+
 @pytest.mark.parametrize("name", ["sequential", "nested"])
 def test_load_a_live_model_with_step_train(keras3: dict[str, zoo.Artifact], name: str) -> None:
     made = keras3[name]

@@ -15,7 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..group.templates import PictureColors, legend_labels
+from ..group.legend import legend_labels
+from ..group.templates import PictureColors
 from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import ARROW_SIZE, Stub
 from ..layout.scene import Box, Scene

@@ -43,7 +43,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..group.templates import legend_labels
+from ..group.legend import legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import LABEL_H, PAD, GroupLayout, Stub
 from ..layout.scene import Scene

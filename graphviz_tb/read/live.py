@@ -1,8 +1,9 @@
 """Live Python objects: ``tf.Graph``, GraphDef protos, ``tf.function``, ConcreteFunction and Keras
 models, as a notebook user holds them.
 
-This is the only reader that uses TensorFlow, and it imports it inside functions, so
-``import graphviz_tb`` stays light.  GraphDef, MetaGraphDef and SavedModel protos (TensorFlow's
+With :mod:`.keras_step` (what Keras runs for a step), this is the reader that uses
+TensorFlow, imported inside functions (:mod:`.tf_loader`), so ``import graphviz_tb`` stays
+light.  GraphDef, MetaGraphDef and SavedModel protos (TensorFlow's
 classes or TensorBoard's) need no TensorFlow at all: they are re-read through their bytes.
 A ``tf.function`` or Keras model is traced into a graph with its input signature, which then
 becomes the graph's named inputs and outputs.
