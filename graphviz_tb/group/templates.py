@@ -20,7 +20,7 @@ import re
 from typing import TYPE_CHECKING, TypeVar
 
 from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
-from .tree import Group, Hierarchy, Member, aggregate_edges
+from .tree import Group, Hierarchy, Member, aggregate_edges, label_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -397,7 +397,10 @@ def legend_labels(groups: list[Group]) -> list[str]:
     ``conv1``, whose legend rows read alike.  Each pass lengthens only the rows that still
     collide, so the passes are at most the deepest name's components.
     """
-    parts = [[p for p in g.name.split("/") if p] or [g.label] for g in groups]
+    # A label of the format's own (PyTorch's ``layer1.0.conv1 (Conv2d)``) names the module in
+    # full already.
+    parts = [[g.label] if g.label != label_of(g.name) else
+             [p for p in g.name.split("/") if p] or [g.label] for g in groups]
     keep = [1] * len(parts)
     while True:
         ends = ["/".join(p[-k:]) for p, k in zip(parts, keep, strict=True)]
