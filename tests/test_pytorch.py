@@ -239,6 +239,8 @@ def test_resnet50(torch_logdirs: Path) -> None:
                 for i in range(1, n)}
     first = {fills[f"layer{s}.0 (Bottleneck)"] for s in blocks}
     assert len(identity) == 1 and len(first) == 1 and identity != first
+    legend = _picture(torch_logdirs, "resnet50", "default").legend
+    assert (identity.pop(), "layer1.1 (Bottleneck) × 12") in legend
     (conv,) = [op for op in graph.model.g if op.startswith("ResNet/Conv2d[conv1]/")]
     attrs = graph.model.attrs(conv)
     assert graph.model.op(conv) == "aten::_convolution"
@@ -257,6 +259,8 @@ def test_vit_b_16(torch_logdirs: Path) -> None:
     fills = _fills(_picture(torch_logdirs, "vit_b_16", "default"), h, r".*\(EncoderBlock\)")
     assert sorted(fills) == sorted(names)
     assert len(set(fills.values())) == 1 and "#dcdcdc" not in fills.values()
+    legend = _picture(torch_logdirs, "vit_b_16", "default").legend
+    assert (fills[names[0]], "encoder_layer_0 (EncoderBlock) × 12") in legend
     attention = [op for op in graph.model.g
                  if graph.model.op(op) == "aten::_native_multi_head_attention"]
     assert len(attention) == 12

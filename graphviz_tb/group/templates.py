@@ -32,6 +32,8 @@ __all__ = ["PictureColors", "Templates", "legend_labels"]
 
 _K = TypeVar("_K")
 _DIGITS = re.compile(r"(\d+)")
+#: A label a format gives a scope: a dotted path, then its kind in brackets.
+_OWN_LABEL = re.compile(r"([^ ]+)( \(.*\))")
 
 #: Above this many children, a group is matched by signature alone (isomorphism is costly).
 _VERIFY_LIMIT = 600
@@ -397,13 +399,25 @@ def legend_labels(groups: list[Group]) -> list[str]:
     ``conv1``, whose legend rows read alike.  Each pass lengthens only the rows that still
     collide, so the passes are at most the deepest name's components.
     """
-    # A label of the format's own (PyTorch's ``layer1.0.conv1 (Conv2d)``) names the module in
-    # full already.
-    parts = [[g.label] if g.label != label_of(g.name) else
-             [p for p in g.name.split("/") if p] or [g.label] for g in groups]
-    keep = [1] * len(parts)
+    # A label of the format's own, a dotted path and a kind (PyTorch's ``layer1.0.conv1
+    # (Conv2d)``), is shortened the same way along its path: ``conv1 (Conv2d)``.
+    parts, joins, kinds = [], [], []
+    for g in groups:
+        own = _OWN_LABEL.fullmatch(g.label) if g.label != label_of(g.name) else None
+        if own:
+            parts.append(own.group(1).split("."))
+            joins.append(".")
+            kinds.append(own.group(2))
+        else:
+            parts.append([p for p in g.name.split("/") if p] or [g.label])
+            joins.append("/")
+            kinds.append("")
+    # A list's index alone (``1 (Bottleneck)``) says little: with the list's name, at least.
+    keep = [2 if join == "." and p[-1].isdigit() and len(p) > 1 else 1
+            for p, join in zip(parts, joins, strict=True)]
     while True:
-        ends = ["/".join(p[-k:]) for p, k in zip(parts, keep, strict=True)]
+        ends = [join.join(p[-k:]) + kind
+                for p, k, join, kind in zip(parts, keep, joins, kinds, strict=True)]
         seen: dict[str, int] = {}
         for end in ends:
             seen[end] = seen.get(end, 0) + 1
