@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from picture import Picture, check_picture, read_svg
+from picture import DOM_SCRIPT, Picture, check_picture, read_dom, read_svg
 
 import graphviz_tb
 from graphviz_tb.group.tree import Group, Hierarchy
@@ -350,3 +350,56 @@ def test_argument_names_are_pytorchs(torch_logdirs: Path) -> None:
     table = {(op, names) for op, lists in ARGUMENTS.items() for names in lists}
     assert len(table) > 150
     assert table - registered == set()
+
+
+# ------------------------------------------------------------------ the viewer
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", ["unet", "lstm_seq2seq"])
+def test_the_viewer_draws_the_modules_true(torch_logdirs: Path, browser: Any, tmp_path: Path,
+                                           name: str) -> None:
+    """The page's first view and its views after opening every module of the model's scope
+    are true pictures (the oracle on the DOM); a module's details keep its trace path, an
+    op's list its parameters by name; tracing the output's inputs reaches every input."""
+    import time
+
+    graph = _graph(torch_logdirs, name)
+    options = RenderOptions()
+    h = graph.hierarchy(options)
+    path = tmp_path / "page.html"
+    graph.render(path, options=options)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(path.resolve().as_uri())
+        end = time.monotonic() + 30
+        while not page.evaluate("window.tbgraph && window.tbgraph.ready === true"):
+            assert time.monotonic() < end, f"the viewer did not get ready: {errors}"
+            time.sleep(0.05)
+        modules = [c.name for g in h.root.children if isinstance(g, Group)
+                   for c in g.children if isinstance(c, Group)]
+        steps = ["opening", *modules[:4]]
+        for step in steps:
+            if step != "opening":
+                page.evaluate("(n) => window.tbgraph.expand(n)", step)
+            report = check_picture(read_dom(page.evaluate(DOM_SCRIPT)), h)
+            assert report, f"after {step}: {report.summary()}"
+        module = next(g for g in h.groups.values() if g.name.endswith("]"))
+        page.evaluate("(n) => window.tbgraph.select(n)", module.name)
+        assert page.inner_text("aside.details .fullname") == module.name
+        assert module.label in page.inner_text("aside.details h2")
+        reader = next(op for op in graph.model.g
+                      if any(isinstance(v, str) and v.endswith("(parameter)")
+                             for v in graph.model.attrs(op).values()))
+        page.evaluate("(n) => window.tbgraph.select(n)", reader)
+        details = page.inner_text("aside.details")
+        assert re.search(r"\w+\.(weight|bias) \(parameter\)", details)
+        lit = page.evaluate("window.tbgraph.traceInputs('output')")
+        assert {spec.name for spec in graph.model.inputs} <= set(lit)
+        out = page.evaluate("(n) => window.tbgraph.traceOutputs(n)", graph.model.inputs[0].name)
+        assert "output" in out
+        assert errors == []
+    finally:
+        page.close()

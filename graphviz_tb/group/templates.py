@@ -400,24 +400,16 @@ def legend_labels(groups: list[Group]) -> list[str]:
     collide, so the passes are at most the deepest name's components.
     """
     # A label of the format's own, a dotted path and a kind (PyTorch's ``layer1.0.conv1
-    # (Conv2d)``), is shortened the same way along its path: ``conv1 (Conv2d)``.
-    parts, joins, kinds = [], [], []
-    for g in groups:
-        own = _OWN_LABEL.fullmatch(g.label) if g.label != label_of(g.name) else None
-        if own:
-            parts.append(own.group(1).split("."))
-            joins.append(".")
-            kinds.append(own.group(2))
-        else:
-            parts.append([p for p in g.name.split("/") if p] or [g.label])
-            joins.append("/")
-            kinds.append("")
-    # A list's index alone (``1 (Bottleneck)``) says little: with the list's name, at least.
-    keep = [2 if join == "." and p[-1].isdigit() and len(p) > 1 else 1
-            for p, join in zip(parts, joins, strict=True)]
+    # (Conv2d)``), is shortened along its path; a list's index keeps the list's name.
+    own = [_OWN_LABEL.fullmatch(g.label) if g.label != label_of(g.name) else None
+           for g in groups]
+    parts = [m.group(1).split(".") if m else [p for p in g.name.split("/") if p] or [g.label]
+             for g, m in zip(groups, own, strict=True)]
+    keep = [2 if m and p[-1].isdigit() and len(p) > 1 else 1
+            for p, m in zip(parts, own, strict=True)]
     while True:
-        ends = [join.join(p[-k:]) + kind
-                for p, k, join, kind in zip(parts, keep, joins, kinds, strict=True)]
+        ends = [f"{'.'.join(p[-k:])}{m.group(2)}" if m else "/".join(p[-k:])
+                for p, k, m in zip(parts, keep, own, strict=True)]
         seen: dict[str, int] = {}
         for end in ends:
             seen[end] = seen.get(end, 0) + 1
