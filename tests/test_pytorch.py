@@ -403,3 +403,70 @@ def test_the_viewer_draws_the_modules_true(torch_logdirs: Path, browser: Any, tm
         assert errors == []
     finally:
         page.close()
+
+
+# ------------------------------------------------------------------ traces nobody wrote
+
+_OPS = ("prim::Constant", "prim::ListConstruct", "prim::TupleConstruct", "prim::ListUnpack",
+        "prim::TupleUnpack", "prim::GetAttr", "prim::NumToTensor", "prim::TupleIndex",
+        "aten::Int", "aten::add", "aten::lstm", "aten::_convolution", "prim::PythonOp")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_any_trace_like_graph_reads_or_says_why(seed: int, tmp_path: Path) -> None:
+    """Random graphs in the shape add_graph writes (scoped value names, inputs naming values
+    before or after them or none at all, repeated calls, odd attribute texts): each is read,
+    drawn and summarised, with no folded plumbing left, or refused in one line."""
+    import random
+
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    from graphviz_tb.errors import GraphvizTbError
+
+    rng = random.Random(seed)
+    graph = GraphDef()
+    names = [f"M/A[{rng.randint(0, 2)}]/v.{i}" for i in range(rng.randint(1, 40))]
+    first = graph.node.add(name="input/x.1", op="IO Node")
+    first.attr["_output_shapes"].list.shape.add().dim.add(size=3)
+    for i, name in enumerate(names):
+        node = graph.node.add(name=name, op=rng.choice(_OPS))
+        pool = ["input/x.1", *names, "M/missing"]
+        node.input.extend(rng.choice(pool) for _ in range(rng.randint(0, 4)))
+        node.attr["attr"].s = rng.choice([b"{}", b"{ value : 3}", b"{ value :  cpu }",
+                                          b"{ value : [1, 2]}", b"{ name :  weight }",
+                                          b"{ value : tensor([1.])}", b"\xff{", b""])
+        if rng.random() < 0.5:
+            node.attr["_output_shapes"].list.shape.add().dim.add(size=i)
+        if rng.random() < 0.2:  # a call with several outputs: its NodeDef again
+            graph.node.add().CopyFrom(node)
+            graph.node[-1].name = f"{name}_again"
+    graph.node.add(name="output/output.1", op="IO Node", input=[rng.choice(names)])
+    path = tmp_path / "trace.pb"
+    path.write_bytes(graph.SerializeToString())
+    try:
+        loaded = graphviz_tb.load(path)
+        loaded.render(format="dot")
+        loaded.info()
+    except GraphvizTbError as exc:
+        assert "\n" not in str(exc)
+        return
+    folded = {"prim::Constant", "prim::ListConstruct", "prim::TupleConstruct",
+              "prim::ListUnpack", "prim::TupleUnpack", "prim::GetAttr", "prim::NumToTensor"}
+    assert not [op for op, d in loaded.model.g.nodes(data=True) if d["op"] in folded]
+
+
+def test_lists_nested_thousands_deep_are_refused_in_one_line(tmp_path: Path) -> None:
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    graph = GraphDef()
+    graph.node.add(name="input/x", op="IO Node")
+    previous = "input/x"
+    for i in range(20_000):
+        graph.node.add(name=f"M/l{i}", op="prim::ListConstruct", input=[previous])
+        previous = f"M/l{i}"
+    graph.node.add(name="M/cat", op="aten::cat", input=[previous])
+    graph.node.add(name="output/output.1", op="IO Node", input=["M/cat"])
+    path = tmp_path / "deep.pb"
+    path.write_bytes(graph.SerializeToString())
+    with pytest.raises(graphviz_tb.InputError, match="nested too deeply"):
+        graphviz_tb.load(path)

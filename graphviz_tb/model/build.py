@@ -57,7 +57,7 @@ def build_model(
     traced = None
     stored = len(graph_def.node)
     if is_jit_trace(graph_def):
-        traced = fold_trace(graph_def)
+        traced = fold_trace(graph_def, where)
         graph_def, names = traced.graph_def, None
     model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,
                                         names=names)

@@ -41,6 +41,7 @@ from tensorboard.compat.proto.attr_value_pb2 import AttrValue
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
+from ..errors import InputError
 from ..read.base import TensorSpec
 from ..read.dtypes import shape_from_proto
 from .aten_args import ARGUMENTS
@@ -114,9 +115,19 @@ class FoldedTrace:
         model.shapes_remedy = SHAPES_REMEDY
 
 
-def fold_trace(graph_def: Any) -> FoldedTrace:
-    """Fold a JIT trace's plumbing into the ops it feeds (see the module docstring)."""
-    return _Folder(graph_def).fold()
+def fold_trace(graph_def: Any, where: str = "graph") -> FoldedTrace:
+    """Fold a JIT trace's plumbing into the ops it feeds (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        Lists nested thousands deep (no tracer writes them: a malformed file).
+    """
+    try:
+        return _Folder(graph_def).fold()
+    except RecursionError:
+        raise InputError(f"{where}: its lists and tuples are nested too deeply to read "
+                         "(thousands of levels); it is malformed") from None
 
 
 class _Folder:
