@@ -470,3 +470,22 @@ def test_lists_nested_thousands_deep_are_refused_in_one_line(tmp_path: Path) -> 
     path.write_bytes(graph.SerializeToString())
     with pytest.raises(graphviz_tb.InputError, match="nested too deeply"):
         graphviz_tb.load(path)
+
+
+def test_a_trace_without_shapes_gets_pytorchs_advice(tmp_path: Path) -> None:
+    """Where a trace records few shapes, the note says why in PyTorch's terms, never
+    TensorFlow's remedies (--infer-shapes, add_shapes=True, a SavedModel)."""
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    graph = GraphDef()
+    graph.node.add(name="input/x.1", op="IO Node")
+    previous = "input/x.1"
+    for i in range(6):
+        graph.node.add(name=f"M/Linear[fc{i}]/v.{i}", op="aten::relu", input=[previous])
+        previous = f"M/Linear[fc{i}]/v.{i}"
+    graph.node.add(name="output/output.1", op="IO Node", input=[previous])
+    path = tmp_path / "trace.pb"
+    path.write_bytes(graph.SerializeToString())
+    note = graphviz_tb.load(path).info()["shapes"]
+    assert "add_graph records the shapes of traced tensors only" in note
+    assert "--infer-shapes" not in note and "add_shapes" not in note
