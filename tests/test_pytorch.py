@@ -489,3 +489,20 @@ def test_a_trace_without_shapes_gets_pytorchs_advice(tmp_path: Path) -> None:
     note = graphviz_tb.load(path).info()["shapes"]
     assert "add_graph records the shapes of traced tensors only" in note
     assert "--infer-shapes" not in note and "add_shapes" not in note
+
+
+def test_a_graph_that_does_not_start_as_a_trace_is_read_node_for_node() -> None:
+    """Only a graph that starts with add_graph's IO Nodes, all of whose ops have a namespace,
+    is folded: a TensorFlow graph with an op called ``aten::`` (hypothesis found one) keeps
+    every NodeDef as one op."""
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    from graphviz_tb.model.build import build_model
+
+    for first, other in (("Identity", "aten::"), ("IO Node", "Identity")):
+        graph = GraphDef()
+        graph.node.add(name="a", op=first)
+        graph.node.add(name="b", op=other, input=["a"])
+        graph.node.add(name="c", op="prim::Constant", input=["b"])
+        model = build_model(graph)
+        assert sorted(model.g) == ["a", "b", "c"]

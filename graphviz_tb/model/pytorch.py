@@ -76,13 +76,12 @@ _VALUE_NUMBER = re.compile(r"\.\d+$")
 
 def is_jit_trace(graph_def: Any) -> bool:
     """Whether a GraphDef is a PyTorch JIT trace: ``add_graph`` writes the model's inputs and
-    outputs (``IO Node``) first, then ``prim::``/``aten::`` ops; TensorFlow's op names never
-    hold ``::``.  Only the first few nodes are read (a TensorFlow graph may be huge)."""
-    for node in graph_def.node[:8]:
-        op = node.op
-        if op == _IO or op.startswith(("prim::", "aten::")):
-            return True
-    return False
+    outputs (``IO Node``) first, then ops named with a namespace (``aten::``, ``prim::``);
+    TensorFlow's op names never hold ``::``.  A TensorFlow graph is told apart at its first
+    node."""
+    nodes = graph_def.node
+    return bool(nodes) and nodes[0].op == _IO and all(
+        node.op == _IO or "::" in node.op for node in nodes)
 
 
 @dataclass
