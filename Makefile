@@ -38,10 +38,10 @@ $(VENV)/.stamp-install: pyproject.toml | $(BIN)/python $(VIEWER)
 	@touch $@
 
 # Everything the tests need: the test tools (with `build`, for the packaging tests),
-# TensorFlow, the profiler's reader, Sphinx/MkDocs (the docs build is a test), Graphviz and
-# Chromium.
+# TensorFlow, the profiler's reader, Sphinx/MkDocs (the docs build is a test), PyTorch (to
+# write add_graph logdirs), Graphviz and Chromium.
 $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python $(VIEWER)
-	$(BIN)/python -m pip install -q -e '.[test,tf,profile,docs]'
+	$(BIN)/python -m pip install -q -e '.[test,tf,profile,docs,torch]'
 	@touch $@
 
 # What the documentation needs: Sphinx, MkDocs and TensorFlow (the shape-debugging page).
@@ -55,8 +55,6 @@ demo: $(VENV)/.stamp-install $(VIEWER)
 	@for s in $(SAMPLES); do \
 	  name=$$(echo "$$s" | sed -e 's|^samples/||' -e 's|[/.]|_|g'); \
 	  colour=$$(case "$$s" in samples/logs/costs) echo "--color-by compute-time";; esac); \
-	  case "$$s" in *pytorch*) echo "(expected: the PyTorch sample names two inputs that are" \
-	    "no ops, as torch's exporter writes them; the warnings below say so)";; esac; \
 	  $(BIN)/tbgraph render "$$s" $$colour -o "$(OUT)/$$name.svg" || exit 1; \
 	  $(BIN)/tbgraph render "$$s" $$colour -o "$(OUT)/$$name.html" 2>"$(OUT)/.stderr" \
 	    || { cat "$(OUT)/.stderr"; exit 1; }; \

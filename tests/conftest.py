@@ -299,7 +299,7 @@ def reader_savedmodel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rea
 @pytest.fixture(scope="session")
 def reader_pytorch(tmp_path_factory: pytest.TempPathFactory) -> ReaderInput:
     """A logdir from PyTorch's SummaryWriter.add_graph: written now when torch is installed,
-    else the committed sample that PyTorch wrote (torch is too big a test dependency)."""
+    else the committed sample that PyTorch wrote (``make test`` installs torch)."""
     logdir = tmp_path_factory.mktemp("pytorch")
     try:
         import torch

@@ -8,12 +8,18 @@ it says nothing.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+
+from .tree import label_of
 
 if TYPE_CHECKING:
     from .tree import Group
 
 __all__ = ["legend_labels"]
+
+#: A label a format gives a scope: a dotted path, then its kind in brackets.
+_OWN_LABEL = re.compile(r"([^ ]+)( \(.*\))")
 
 
 #: A legend name longer than this, three scopes deep or more, is shortened to the scope that
@@ -32,10 +38,17 @@ def legend_labels(groups: list[Group]) -> list[str]:
     under scopes every alike row shares (what Keras' ``fit`` runs puts all under one call)
     would be cut before it said anything: it keeps the first scope that differs and the label.
     """
-    parts = [[p for p in g.name.split("/") if p] or [g.label] for g in groups]
-    keep = [1] * len(parts)
+    # A label of the format's own, a dotted path and a kind (PyTorch's ``layer1.0.conv1
+    # (Conv2d)``), is shortened along its path; a list's index keeps the list's name.
+    own = [_OWN_LABEL.fullmatch(g.label) if g.label != label_of(g.name) else None
+           for g in groups]
+    parts = [m.group(1).split(".") if m else [p for p in g.name.split("/") if p] or [g.label]
+             for g, m in zip(groups, own, strict=True)]
+    keep = [2 if m and p[-1].isdigit() and len(p) > 1 else 1
+            for p, m in zip(parts, own, strict=True)]
     while True:
-        ends = ["/".join(p[-k:]) for p, k in zip(parts, keep, strict=True)]
+        ends = [f"{'.'.join(p[-k:])}{m.group(2)}" if m else "/".join(p[-k:])
+                for p, k, m in zip(parts, keep, own, strict=True)]
         seen: dict[str, int] = {}
         for end in ends:
             seen[end] = seen.get(end, 0) + 1
@@ -45,18 +58,19 @@ def legend_labels(groups: list[Group]) -> list[str]:
                 keep[i] += 1
                 grew = True
         if not grew:
-            return _shortened(parts, keep, ends)
+            return _shortened(parts, keep, ends, own)
 
 
-def _shortened(parts: list[list[str]], keep: list[int], ends: list[str]) -> list[str]:
-    """``ends`` with each long one cut to ``first scope that differs/…/label``, unless the
-    cut would make two rows read alike."""
+def _shortened(parts: list[list[str]], keep: list[int], ends: list[str],
+               own: list[re.Match[str] | None]) -> list[str]:
+    """``ends`` with each long scope path cut to ``first scope that differs/…/label``, unless
+    the cut would make two rows read alike (a format's own labels are already short)."""
     alike: dict[str, list[int]] = {}
     for i, p in enumerate(parts):
         alike.setdefault(p[-1], []).append(i)
     short = list(ends)
     for i, end in enumerate(ends):
-        if len(end) <= _LEGEND_NAME or keep[i] < 3:
+        if len(end) <= _LEGEND_NAME or keep[i] < 3 or own[i] is not None:
             continue
         rows = alike[parts[i][-1]]
         shared = 0

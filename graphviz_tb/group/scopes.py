@@ -80,6 +80,10 @@ def build_scopes(h: Hierarchy) -> None:
         group = groups.get(path) if calls else None
         if group is not None and group.kind != "function":
             group.kind, group.function = "function", ", ".join(dict.fromkeys(calls))
+    for path, label in h.model.scope_labels.items():
+        group = groups.get(path)
+        if group is not None:
+            group.label = label
 
 
 def finish(h: Hierarchy) -> None:

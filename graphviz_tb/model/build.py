@@ -1,6 +1,7 @@
-"""The model stage's driver: a GraphDef's ops (:mod:`.builder`), then its function calls opened
-into their bodies (:mod:`.calls`), then variable reads given their variables' shapes
-(:mod:`.handles`), then the edges that close cycles marked."""
+"""The model stage's driver: a PyTorch trace's plumbing folded (:mod:`.pytorch`), a GraphDef's
+ops (:mod:`.builder`), then its function calls opened into their bodies (:mod:`.calls`), then
+variable reads given their variables' shapes (:mod:`.handles`), then the edges that close
+cycles marked."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..options import LoadOptions
 from .builder import finish_model, start_model
 from .calls import inline_calls, inline_library
 from .handles import label_variable_reads
+from .pytorch import fold_trace, is_jit_trace
 
 if TYPE_CHECKING:
     from ..read.base import GraphSource
@@ -52,8 +54,16 @@ def build_model(
         When the GraphDef has no ops and no function library to show.
     """
     options = options or LoadOptions()
+    traced = None
+    stored = len(graph_def.node)
+    if is_jit_trace(graph_def):
+        traced = fold_trace(graph_def, where)
+        graph_def, names = traced.graph_def, None
     model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,
                                         names=names)
+    if traced is not None:
+        traced.annotate(model)
+        model.top_level_nodes = stored  # NodeDefs as stored, as TensorBoard counts them
     order = None
     if options.functions and model.functions:
         if names:

@@ -312,6 +312,11 @@ class GraphModel:
         self.notes: list[str] = []
         #: Group name -> function name, for every function body opened under a call.
         self.function_groups: dict[str, str] = {}
+        #: Group name -> the label a picture gives it, where the format names its scopes
+        #: otherwise than by the last component (PyTorch: ``layer1.0.conv1 (Conv2d)``).
+        self.scope_labels: dict[str, str] = {}
+        #: What :meth:`shapes_note` advises when shapes are missing.
+        self.shapes_remedy = SHAPES_REMEDY
         self._attrs: dict[str, dict[str, Any]] = {}
         self._outputs: dict[str, list[TensorInfo]] = {}
 
@@ -426,7 +431,7 @@ class GraphModel:
                 break
         if not seen or known >= 0.1 * seen:
             return None
-        return SHAPES_REMEDY
+        return self.shapes_remedy
 
     def shape_error_ops(self) -> list[str]:
         """The ops where shape inference failed (none unless it ran: no scan then)."""
