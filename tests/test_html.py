@@ -735,7 +735,7 @@ def test_trace_goes_through_a_call_argument_by_argument(open_page: Any, tmp_path
     argument it feeds, and not the others."""
     path = tmp_path / "keras.html"
     graph = graphviz_tb.load(str(KERAS_CNN))
-    graph.render(path)
+    graph.render(path, expand_all=True)  # the variables' arguments sit in their layers
     g = graph.model.graph
     call = "StatefulPartitionedCall"
     producers = {u: d["dst_input"] for u, _, d in g.in_edges(call, data=True)}
@@ -770,18 +770,27 @@ def test_trace_goes_through_a_call_argument_by_argument(open_page: Any, tmp_path
     # Only the wires followed light up: of the wires into the call, the traced argument's.
     from graphviz_tb.options import RenderOptions
 
-    data = page_data(graph.render(format="html", options=RenderOptions()))
+    data = page_data(graph.render(format="html", options=RenderOptions(expand_all=True)))
     names = _names(data)
     ends = zip(data["as"], data["ad"], strict=True)
     wires = {(names[s], names[d]): a for a, (s, d) in enumerate(ends)}
+    h = graph.hierarchy()
+
+    def wire(u: str) -> int:
+        """The aggregated edge that carries ``u -> call``: between the ancestors of the two
+        that are siblings (the captured variables sit in their own group beside the call)."""
+        ups = [h.ops[u], *h.ops[u].ancestors()]
+        downs = [h.ops[call], *h.ops[call].ancestors()]
+        a, b = next((a, b) for a in ups for b in downs if a.parent is b.parent and a is not b)
+        return wires[a.name, b.name]
+
     page.js("(n) => window.tbgraph.traceInputs(n)", image_arg)
     drawn = page.js("[...document.querySelectorAll('g.edge')].map(e => +e.dataset.agg)")
-    assert {wires[u, call] for u in producers} <= set(drawn)
+    assert {wire(u) for u in producers} <= set(drawn)
     lit_aggs = set(page.js("[...document.querySelectorAll('g.edge.hl')]"
                            ".map(e => +e.dataset.agg)"))
-    lit = {pair for pair, a in wires.items() if a in lit_aggs}
-    assert ("images", call) in lit
-    assert not {(u, call) for u in producers if u != "images"} & lit, lit
+    assert wire("images") in lit_aggs
+    assert not {wire(u) for u in producers if u != "images"} & lit_aggs, lit_aggs
     # Selecting the call op itself still traces every input it has.
     assert set(producers) <= set(page.js("(n) => window.tbgraph.traceInputs(n)", call))
 

@@ -289,16 +289,21 @@ def test_control_flow_merges_are_drawn_in_place_not_aside() -> None:
 
 def _assert_call_feeds_its_arguments(pic: Picture, h: Any) -> None:
     """keras_cnn's ``StatefulPartitionedCall`` drawn open: its call op in place (not aside as
-    an auxiliary node, no stubs), one edge from it into each of its 7 ``_Arg``s, and the
-    picture true."""
+    an auxiliary node, no stubs), one edge from it into each box of the body holding some of
+    its 7 ``_Arg``s, and the picture true."""
     call = [k for k, b in pic.boxes.items()
             if b.kind == "op" and op_name(b.name) == "StatefulPartitionedCall"]
     assert len(call) == 1 and "aux" not in pic.boxes[call[0]].classes, call
     assert not [b.name for b in pic.boxes.values() if b.kind == "stub"]
-    args = {k for k, b in pic.boxes.items() if b.kind == "op" and "arg" in b.classes}
+    args = [n for n, op in h.ops.items() if op.role == "arg"
+            and n.startswith("StatefulPartitionedCall/")]
     assert len(args) == 7
-    assert {e.dst for e in pic.edges if e.src == call[0]} == args, \
-        "one edge from the call op into each of its arguments"
+    drawn = {b.name: k for k, b in pic.boxes.items() if b.kind in ("op", "group")}
+    body = h.groups["StatefulPartitionedCall"]
+    holders = {drawn[next(a.name for a in [h.ops[n], *h.ops[n].ancestors()] if a.parent is body)]
+               for n in args}
+    assert {e.dst for e in pic.edges if e.src == call[0]} == holders, \
+        "one edge from the call op into each of the body's boxes holding its arguments"
     report = check_picture(pic, h)
     assert report, report.summary()
 
@@ -307,9 +312,10 @@ def test_a_call_opened_into_its_body_feeds_its_arguments_in_place() -> None:
     """keras_cnn's default view opens ``StatefulPartitionedCall`` into its body.  The call op
     inside is the body's entry: it feeds every ``_Arg`` with its own inputs.  With seven inputs
     its degree made it an outlier, so it was moved aside as an auxiliary node: a lone ellipse
-    in the group's corner, and a stub under each argument naming the group's own name."""
+    in the group's corner, and a stub under each argument naming the group's own name.  (The
+    captured variables' arguments now join the layers that read them.)"""
     graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
-    options = RenderOptions()
+    options = RenderOptions(expand_all=True)
     pic = read_svg(graph.render(options=options), graph.render(format="dot", options=options))
     _assert_call_feeds_its_arguments(pic, graph.hierarchy(options))
 
@@ -335,9 +341,10 @@ def _assert_names_shown_whole(pic: Picture, h: Any) -> int:
 def test_long_names_are_shown_whole_on_two_lines() -> None:
     """TF2 names a function's captured variables after the op reading them
     (``keras_cnn_1_conv_a_1_convolution_readvariableop_resource``): cut at 48 characters on one
-    line, seven of them made keras_cnn's first picture 3,569 px wide and ended in ``…``."""
+    line, seven of them made keras_cnn's first picture 3,569 px wide and ended in ``…``.  They
+    now join the layers that read them: every group open shows them."""
     graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
-    options = RenderOptions()
+    options = RenderOptions(expand_all=True)
     pic = read_svg(graph.render(options=options), graph.render(format="dot", options=options))
     assert _assert_names_shown_whole(pic, graph.hierarchy(options)) == 6
 
@@ -347,15 +354,16 @@ def test_the_viewer_shows_long_names_as_the_svg_does(graphviz_engine: str, brows
                                                     tmp_path: Path) -> None:
     """The viewer wraps names rule for rule with the boxes Python sized."""
     graph = graphviz_tb.load(SAMPLES / "keras_cnn.pb")
-    page = _open(browser, graph, tmp_path)
+    options = RenderOptions(expand_all=True)
+    page = _open(browser, graph, tmp_path, options)
     try:
         pic = read_dom(page.evaluate(DOM_SCRIPT))
-        assert _assert_names_shown_whole(pic, graph.hierarchy()) == 6
+        assert _assert_names_shown_whole(pic, graph.hierarchy(options)) == 6
         # ... and laid out by the page itself, after a collapse and an expand.
         page.evaluate("window.tbgraph.collapse('StatefulPartitionedCall')")
         page.evaluate("window.tbgraph.expand('StatefulPartitionedCall')")
         pic = read_dom(page.evaluate(DOM_SCRIPT))
-        assert _assert_names_shown_whole(pic, graph.hierarchy()) >= 6
+        assert _assert_names_shown_whole(pic, graph.hierarchy(options)) >= 6
         assert page.errors == []  # type: ignore[attr-defined]
     finally:
         page.close()
