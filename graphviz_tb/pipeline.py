@@ -14,6 +14,7 @@ and ``tbgraph --help`` stay fast.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ from .write.shape_table import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from .group.tree import Hierarchy
     from .model.costs import StepCosts
@@ -86,20 +87,11 @@ class Loaded(NamedTuple):
 @paused_gc
 def read_graph(source: Any, options: LoadOptions) -> Loaded:
     """Read the input, choose its graph, check it fits in memory, and build its model."""
-    try:
-        if isinstance(source, (str, os.PathLike)):
-            discovery = discover(source, options)
-        else:
-            discovery = discover_object(source, options)
+    with _nested_too_deeply(source):
+        discovery = _discovered(source, options)
         chosen = select(discovery, options)
         graph_def, chosen, refused = _load_default(discovery, chosen, options)
         index = discovery.graphs.index(chosen)
-    except RecursionError:
-        # JSON, protobuf text format and Keras configs are parsed recursively; only input
-        # nested thousands deep (no real model is) gets here, from whichever reader read it.
-        what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the object"
-        raise InputError(f"{what} is nested too deeply to read (thousands of levels of "
-                         "brackets or messages); it is malformed or not a model") from None
     where = (f"{discovery.path} ({chosen.name})" if len(discovery.graphs) > 1
              else str(discovery.path))
     # Before the model is built: a graph too large for the machine gets one line, not a
@@ -120,9 +112,29 @@ def read_graph(source: Any, options: LoadOptions) -> Loaded:
 def input_listing(source: Any, options: LoadOptions) -> dict[str, Any]:
     """Every graph of the input, each with its node count or what refuses it (see
     :func:`~graphviz_tb.write.info.listing_info`)."""
-    discovery = discover(source, options) if isinstance(source, (str, os.PathLike)) \
-        else discover_object(source, options)
-    return listing_info(discovery, lambda i: len(discovery.graphs[i].load().node))
+    with _nested_too_deeply(source):
+        discovery = _discovered(source, options)
+        return listing_info(discovery, lambda i: len(discovery.graphs[i].load().node))
+
+
+def _discovered(source: Any, options: LoadOptions) -> Discovery:
+    """The graphs of a path or of a live object."""
+    if isinstance(source, (str, os.PathLike)):
+        return discover(source, options)
+    return discover_object(source, options)
+
+
+@contextlib.contextmanager
+def _nested_too_deeply(source: Any) -> Iterator[None]:
+    """Turn a RecursionError into one line naming the input.  JSON, protobuf text format and
+    Keras configs are parsed recursively; only input nested thousands deep (no real model
+    is) gets here, from whichever reader read it."""
+    try:
+        yield
+    except RecursionError:
+        what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the object"
+        raise InputError(f"{what} is nested too deeply to read (thousands of levels of "
+                         "brackets or messages); it is malformed or not a model") from None
 
 
 def _load_default(discovery: Discovery, chosen: GraphSource, options: LoadOptions

@@ -1,7 +1,8 @@
 """Keras 3 artifacts made the way users make them, for the tests: ``.keras`` files of
 applications and of hand-built models (``Sequential``, two inputs, nested, subclassed, a custom
 layer), a legacy ``.h5``, ``model.export()`` and ``tf.saved_model.save`` SavedModels, and the
-logdirs of Keras' own ``TensorBoard`` callback and of :class:`graphviz_tb.keras.OpGraphCallback`.
+logdirs of Keras' own ``TensorBoard`` callback, of :class:`graphviz_tb.keras.OpGraphCallback` and of
+``trace_export`` around ``fit``.
 
 Every model is compiled as its user would compile it; some are fitted a step first (the file
 then holds the optimizer's state too).  Images are small (32 × 32): what is drawn is the
@@ -10,6 +11,7 @@ graph, which does not depend on the image size.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,39 +166,66 @@ def exported(tf: Any, made: dict[str, Artifact], root: Path) -> dict[str, Artifa
     return out
 
 
+def _logged_fit(keras: Any, np: Any, callback: Any) -> Any:
+    """Fit a small CNN one epoch of two steps with ``callback``, as a user's script does."""
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential([
+        keras.Input((SIZE, SIZE, 3)), keras.layers.Conv2D(8, 3, activation="relu"),
+        keras.layers.Conv2D(8, 3, activation="relu"), keras.layers.GlobalAveragePooling2D(),
+        keras.layers.Dense(16, activation="relu"), keras.layers.Dense(CLASSES)],
+        name="logged")
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    model.fit(_images(np, 8), _labels(np, 8), batch_size=4, epochs=1, verbose=0,
+              callbacks=[callback])
+    return model
+
+
+def _trace_export(logdir: str) -> None:
+    """``tf.summary.trace_on`` around ``fit`` and ``trace_export`` after it, in a process of
+    its own as a user's script runs it: in a process where Keras has already traced other
+    functions, the trace also records a varying number of those (from 1 to 264 graphs here)."""
+    import os
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    class TraceExport(keras.callbacks.Callback):
+        def on_train_begin(self, logs: Any = None) -> None:
+            tf.summary.trace_on(graph=True)
+
+        def on_train_end(self, logs: Any = None) -> None:
+            with tf.summary.create_file_writer(logdir).as_default():
+                tf.summary.trace_export("fit", step=0)
+
+    _logged_fit(keras, np, TraceExport())
+
+
 def logdirs(tf: Any, keras: Any, np: Any, root: Path) -> dict[str, Artifact]:
     """What ``fit`` logs: with Keras' ``TensorBoard`` callback (its layer graph only), with
     :class:`~graphviz_tb.keras.OpGraphCallback` (the op graph of the step), and with
     ``tf.summary.trace_on`` around ``fit`` and ``trace_export`` after it (the function ``fit``
-    ran, its variables captured as numbered placeholders)."""
+    ran, its variables captured as numbered placeholders; see :func:`_trace_export`)."""
+    import subprocess
+
     from graphviz_tb.keras import OpGraphCallback
-
-    def traced(logdir: str) -> Any:
-        class TraceExport(keras.callbacks.Callback):
-            def on_train_begin(self, logs: Any = None) -> None:
-                tf.summary.trace_on(graph=True)
-
-            def on_train_end(self, logs: Any = None) -> None:
-                with tf.summary.create_file_writer(logdir).as_default():
-                    tf.summary.trace_export("fit", step=0)
-        return TraceExport()
 
     out = {}
     for name, callback in (("callback_logdir", keras.callbacks.TensorBoard),
-                           ("opgraph_logdir", OpGraphCallback),
-                           ("trace_export_logdir", traced)):
-        keras.backend.clear_session()
-        keras.utils.set_random_seed(1)
-        model = keras.Sequential([
-            keras.Input((SIZE, SIZE, 3)), keras.layers.Conv2D(8, 3, activation="relu"),
-            keras.layers.Conv2D(8, 3, activation="relu"), keras.layers.GlobalAveragePooling2D(),
-            keras.layers.Dense(16, activation="relu"), keras.layers.Dense(CLASSES)],
-            name="logged")
-        model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"])
+                           ("opgraph_logdir", OpGraphCallback)):
         logdir = root / name
-        model.fit(_images(np, 8), _labels(np, 8), batch_size=4, epochs=1, verbose=0,
-                  callbacks=[callback(str(logdir))])
+        model = _logged_fit(keras, np, callback(str(logdir)))
         out[name] = Artifact(logdir, model, model.name)
+    logdir = root / "trace_export_logdir"
+    subprocess.run([sys.executable, __file__, str(logdir)], check=True,
+                   cwd=Path(__file__).parent)
+    out["trace_export_logdir"] = Artifact(logdir, None, "logged")
     return out
+
+
+if __name__ == "__main__":
+    _trace_export(sys.argv[1])
