@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CostSet", "EmbeddedGraph", "GraphDiff", "Loaded", "PageEntry", "ShapeReport",
-    "check_page", "check_render", "describe_engine", "diff_groups", "diff_models",
+    "check_page", "check_render", "describe_engine", "diff_groups", "diff_models", "discover_input",
     "failure_lines", "format_info", "graph_cost", "graph_info", "group", "infer_shapes",
     "metric_of", "model_of", "read_graph", "recorded_costs", "render_bytes", "render_html",
     "render_pages", "resolve_node", "row_json", "shape_rows", "shape_text", "table_lines",
@@ -82,14 +82,19 @@ class Loaded(NamedTuple):
     cost: Cost
 
 
+def discover_input(source: Any, options: LoadOptions) -> Discovery:
+    """Every graph and recorded cost of an input (a path, a live object, logged blobs), none of
+    them loaded."""
+    if isinstance(source, (str, os.PathLike)):
+        return discover(source, options)
+    return discover_object(source, options)
+
+
 @paused_gc
 def read_graph(source: Any, options: LoadOptions) -> Loaded:
     """Read the input, choose its graph, check it fits in memory, and build its model."""
     try:
-        if isinstance(source, (str, os.PathLike)):
-            discovery = discover(source, options)
-        else:
-            discovery = discover_object(source, options)
+        discovery = discover_input(source, options)
         chosen = select(discovery, options)
         index = discovery.graphs.index(chosen)
         graph_def = chosen.load()
