@@ -75,14 +75,16 @@ def query(**params: str | int) -> str:
 @dataclass
 class TensorBoard:
     """A running ``tensorboard``: its address, process, log and (with ``audit``) the files it
-    opened."""
+    opened.  ``group``: the process leads a process group of its own (we started it), which
+    :meth:`stop` ends whole (TensorBoard's data server with it)."""
 
     url: str
-    proc: subprocess.Popen
-    log: Path
+    pid: int
+    log: Path | None = None
     audit: Path | None = None
     started_in: float = 0.0
-    args: list[str] = field(default_factory=list)
+    group: bool = True
+    proc: subprocess.Popen | None = field(default=None, repr=False)  # ours, kept to reap it
 
     def get(self, path: str, timeout: float = 600.0) -> Answer:
         try:
@@ -102,19 +104,36 @@ class TensorBoard:
         return self.audit.read_text(encoding="utf-8").splitlines()
 
     def stop(self) -> None:
-        """End the process and whatever it started (its own process group: the data server)."""
-        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
-            if self.proc.poll() is not None:
+        """End the process, politely first (TensorBoard then stops its data server), and
+        whatever is left of its process group."""
+        kill = os.killpg if self.group else os.kill
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(self.pid, sig)
+            deadline = time.monotonic() + 15
+            while _alive(self.pid, self.proc) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if not _alive(self.pid, self.proc):
                 break
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(wait)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.group:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
 
     def log_tail(self, lines: int = 15) -> str:
+        if self.log is None:
+            return ""
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _alive(pid: int, proc: subprocess.Popen | None = None) -> bool:
+    """Whether process ``pid`` still runs (``proc``: ours, reaped when it has ended)."""
+    if proc is not None:
+        return proc.poll() is None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def tensorboard_command() -> list[str]:
@@ -154,7 +173,7 @@ def start(args: list[str], work: Path, *, command: list[str] | None = None,
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    board = TensorBoard(f"http://127.0.0.1:{port}", proc, log, audit_log, args=cmd)
+    board = TensorBoard(f"http://127.0.0.1:{port}", proc.pid, log, audit_log, proc=proc)
     deadline = began + START_S
     while True:
         if proc.poll() is not None:
