@@ -107,12 +107,14 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
 
 # Speed and size against the baselines and peers, side by side in one run: builds the graphs
 # in bench/graphs/ with TensorFlow when missing, then writes bench/RESULTS.md (takes a while);
-# then the scaling bench: each graph shape at 1x, 2x and 4x, its section of RESULTS.md.
+# then the scaling bench: each graph shape at 1x, 2x and 4x, its section of RESULTS.md; then
+# the TensorBoard tab against the command line on NASNet-Large's step (bench/tbplugin.py).
 bench: $(VENV)/.stamp-bench $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python bench/run.py --build-missing
 	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/tbplugin.py
 
 samples: $(VENV)/.stamp-test
 	$(BIN)/python samples/make_samples.py

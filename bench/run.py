@@ -54,11 +54,12 @@ CATALOGUE = {
     "nasnet_large_step": "NASNet-Large TF2 training step (tf.function, GradientTape, Adam)",
     "synthetic_200k": "synthetic graph composed from the above",
 }
-#: Where bench/scale.py's and bench/floor.py's sections of RESULTS.md begin and end (this
-#: script keeps them).
+#: Where bench/scale.py's, bench/floor.py's and bench/tbplugin.py's sections of RESULTS.md begin
+#: and end (this script keeps them).
 SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
 FLOOR_BEGIN, FLOOR_END = "<!-- floor: begin -->", "<!-- floor: end -->"
-_SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END))
+TBPLUGIN_BEGIN, TBPLUGIN_END = "<!-- tbplugin: begin -->", "<!-- tbplugin: end -->"
+_SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END), (TBPLUGIN_BEGIN, TBPLUGIN_END))
 #: Files this large are measured once, whatever --repeat says.
 BIG_FILE = 20_000_000
 
