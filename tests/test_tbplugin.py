@@ -84,7 +84,7 @@ def test_runs_lists_each_run_as_tbgraph_reads_its_files(tensorboard: TensorBoard
     ones, by the same names, as ``tbgraph info`` finds in the run's event files (but the meta
     graphs, which TensorBoard's data provider does not serve)."""
     runs = _runs(tensorboard)
-    assert set(runs) == RUNS
+    assert RUNS <= set(runs)  # and the runs other tests write meanwhile
     for run, listed in runs.items():
         found = discover(plugin_logdir, run=run)
         expected = [{"index": i, "name": g.name, "kind": g.kind, "origin": g.origin,
@@ -219,7 +219,7 @@ def test_a_run_that_is_not_a_run_gets_a_4xx_and_reads_nothing(tensorboard: Tenso
 def test_any_run_name_but_a_run_is_refused(tensorboard: TensorBoard, name: str) -> None:
     """Whatever text a request gives as a run, it is a run of TensorBoard's or a 4xx."""
     answer = tensorboard.get(f"{PLUGIN}/progress?{query(run=name, graph=0)}")
-    if name in RUNS or name == "late":
+    if name in _runs(tensorboard):
         assert answer.status == 200
     else:
         assert 400 <= answer.status < 500

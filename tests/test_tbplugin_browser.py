@@ -8,7 +8,9 @@ run named with markup is shown as text.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,6 +78,11 @@ def test_the_tab_draws_switches_runs_diffs_and_colours_by_cost(tab: Tab) -> None
     assert viewer.evaluate("document.title") == f"{MARKUP_RUN} · step 0 · graph_def"
     assert viewer.evaluate("tbgraph.boxes().length") > 3
 
+    # Chosen again, the graph shown stays, uncovered.
+    tab.choose("run", MARKUP_RUN)
+    tab.frame.wait_for_selector(".cover.hidden", state="attached", timeout=10_000)
+    assert tab.viewer().evaluate("tbgraph.ready")
+
     # Another run: its graph replaces the first.
     tab.choose("run", "costs")
     viewer = tab.viewer(query(run="costs"))
@@ -105,6 +112,29 @@ def test_the_tab_draws_switches_runs_diffs_and_colours_by_cost(tab: Tab) -> None
     assert changes
     assert {viewer.evaluate(f"tbgraph.diffStatus({name!r})") for name in changes} \
         <= {"added", "removed", "changed"}
+
+
+def test_the_tab_shows_progress_while_a_big_graph_is_drawn(tab: Tab,
+                                                           plugin_logdir: Path) -> None:
+    """A run written now (NASNet-Large's step again, so drawn afresh): once TensorBoard lists
+    it, choosing it shows the drawing's progress (its stage, then how many group layouts of
+    how many), then the graph."""
+    tab.viewer()
+    shutil.copytree(plugin_logdir / "nasnet_step", plugin_logdir / "nasnet_again")
+    tab.frame.wait_for_function(
+        "async () => { await window.tbgraphTab.refresh(); return [...document.querySelectorAll("
+        "\"select[aria-label='run'] option\")].some(o => o.value === 'nasnet_again'); }",
+        timeout=120_000, polling=1000)
+    tab.choose("run", "nasnet_again")
+    tab.frame.wait_for_selector(".cover:not(.hidden) progress", timeout=30_000)
+    seen = set()
+    while not tab.frame.evaluate("document.querySelector('.cover').classList"
+                                 ".contains('hidden')"):
+        seen.add(tab.frame.evaluate("document.querySelector('.cover p').textContent"))
+        tab.page.wait_for_timeout(200)
+    assert any(line.startswith("laying out: ") and " of " in line for line in seen), seen
+    viewer = tab.viewer(query(run="nasnet_again"))
+    assert viewer.evaluate("document.title") == "nasnet_again · step 0 · graph_def"
 
 
 def test_the_tab_follows_tensorboards_dark_theme(tab: Tab) -> None:

@@ -84,6 +84,7 @@ class Tab {
   constructor(root) {
     this.runs = [];
     this.token = 0;
+    this.shown = ""; // the page in the viewer's frame now (route and query)
     this.theme = hostTheme();
     this.runSelect = h("select", { "aria-label": "run", title: "the run to show",
       onchange: () => this.chooseRun(this.runSelect.value) });
@@ -207,6 +208,11 @@ class Tab {
     const token = ++this.token;
     const q = this.query();
     const route = q.has("against") ? "diff" : "view";
+    const viewer = this.viewer();
+    if (`${route}?${q}` === this.shown && viewer && viewer.ready) {
+      this.cover.classList.add("hidden"); // chosen again: it is there already
+      return;
+    }
     this.download.setAttribute("aria-disabled", "true");
     this.download.removeAttribute("href");
     this.message("", "Drawing the graph", "queued", true);
@@ -233,16 +239,21 @@ class Tab {
     download.set("download", "1");
     this.download.href = `${route}?${download}`;
     this.download.setAttribute("aria-disabled", "false");
-    await this.open(`${route}?${q}#theme=${this.theme}`, token);
+    this.message("", `Opening ${status.title}`, `drawn in ${status.seconds} s`, true);
+    await this.open(`${route}?${q}`, token);
   }
 
-  async open(url, token) {
+  // Load a page in the viewer's frame (a new document each time: the query differs, or the
+  // page was left), in the tab's theme.
+  async open(page, token) {
     const loaded = new Promise((resolve) => {
       this.frame.addEventListener("load", resolve, { once: true });
     });
-    this.frame.src = url;
+    this.shown = "";
+    this.frame.src = `${page}#theme=${this.theme}`;
     await loaded;
     if (token !== this.token) return;
+    this.shown = page;
     this.cover.classList.add("hidden");
     const viewer = this.viewer();
     if (viewer && viewer.ready && viewer.setTheme) viewer.setTheme(this.theme);
