@@ -259,7 +259,8 @@ def plugin_logdir(root: Path, tf1_run: Path, trace_run: Path, nasnet_pb: Path) -
     * ``keras``: Keras' TensorBoard callback, the conceptual graph only (the committed sample);
     * ``nasnet_step``: NASNet-Large's training step, 69,453 ops;
     * ``cnn_v1``, ``cnn_v2``: a CNN before and after a change (``samples/diff``), to compare;
-    * a run named with markup and quotes (:data:`MARKUP_RUN`), holding the v1 CNN.
+    * a run named with markup and quotes (:data:`MARKUP_RUN`), holding the v1 CNN;
+    * ``broken``: a graph event whose bytes are no GraphDef.
     """
     logdir = root / "logs"
     shutil.copytree(tf1_run, logdir / "tf1")
@@ -271,4 +272,7 @@ def plugin_logdir(root: Path, tf1_run: Path, trace_run: Path, nasnet_pb: Path) -
     write_graph_event(SAMPLES / "diff" / "cnn_v1.pb", logdir / "cnn_v1")
     write_graph_event(SAMPLES / "diff" / "cnn_v2.pb", logdir / "cnn_v2")
     write_graph_event(SAMPLES / "diff" / "cnn_v1.pb", logdir / MARKUP_RUN)
+    garbage = root / "garbage.pb"
+    garbage.write_bytes(b"\x0a\x05\x0a\x03abc\xff not a graph")
+    write_graph_event(garbage, logdir / "broken")
     return logdir

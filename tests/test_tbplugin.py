@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.tensorflow]
 PLUGIN = "/data/plugin/tbgraph"
 #: Every run of the logdir, as TensorBoard names them.
 RUNS = {"tf1", "trace", "pytorch", "costs", "keras", "nasnet_step", "cnn_v1", "cnn_v2",
-        MARKUP_RUN}
+        MARKUP_RUN, "broken"}
 
 
 def _runs(board: TensorBoard) -> dict[str, dict[str, Any]]:
@@ -84,7 +84,7 @@ def test_runs_lists_each_run_as_tbgraph_reads_its_files(tensorboard: TensorBoard
     ones, by the same names, as ``tbgraph info`` finds in the run's event files (but the meta
     graphs, which TensorBoard's data provider does not serve)."""
     runs = _runs(tensorboard)
-    assert RUNS <= set(runs)  # and the runs other tests write meanwhile
+    assert set(runs) >= RUNS  # and the runs other tests write meanwhile
     for run, listed in runs.items():
         found = discover(plugin_logdir, run=run)
         expected = [{"index": i, "name": g.name, "kind": g.kind, "origin": g.origin,
@@ -224,6 +224,21 @@ def test_any_run_name_but_a_run_is_refused(tensorboard: TensorBoard, name: str) 
     else:
         assert 400 <= answer.status < 500
         assert answer.body.startswith(b"no run ")
+
+
+def test_a_graph_that_cannot_be_drawn_says_why(tensorboard: TensorBoard) -> None:
+    """A logged graph whose bytes are no GraphDef: listed (nothing is parsed to list it), then
+    its page is a 422 with one line naming the run, what was logged and the step, and its
+    progress says the same; asking again answers the same at once."""
+    assert [g["origin"] for g in _runs(tensorboard)["broken"]["graphs"]] == ["event:graph_def"]
+    answer = tensorboard.get(f"{PLUGIN}/view?{query(run='broken', graph=0)}")
+    assert answer.status == 422
+    line = ("run 'broken', graphs '__run_graph__' at step 0: its graph_def does not decode "
+            "as a graph")
+    assert answer.text == line + "\n"
+    status = tensorboard.json(f"{PLUGIN}/progress?{query(run='broken', graph=0)}")
+    assert (status["state"], status["error"]) == ("failed", line)
+    assert tensorboard.get(f"{PLUGIN}/view?{query(run='broken', graph=0)}").text == line + "\n"
 
 
 def test_bad_graph_indices_are_refused(tensorboard: TensorBoard) -> None:
