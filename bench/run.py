@@ -495,6 +495,22 @@ def _sections(results: Path) -> list[str]:
     return out
 
 
+def one_graph_arguments(description: str, repeat: int, script: str
+                        ) -> tuple[Path, argparse.Namespace]:
+    """The command line of a bench on one graph (floor.py, tbplugin.py): the graph (default
+    NASNet-Large's training step from ``bench/graphs``), ``--repeat`` and ``--out`` (default
+    RESULTS.md); stops, saying what builds it, when the graph is missing."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("graph", nargs="?", default=str(GRAPHS / "nasnet_large_step.pb"))
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    args = parser.parse_args()
+    path = Path(args.graph)
+    if not path.is_file():
+        sys.exit(f"{script}: {path} does not exist (bench/make_graphs.py builds the bench's)")
+    return path, args
+
+
 def write_section(results: Path, text: str, begin: str, end: str) -> None:
     """Put a section (``text``, from ``begin`` to ``end``) in RESULTS.md in place of the
     previous one, or at the end."""

@@ -19,7 +19,6 @@ its section of ``bench/RESULTS.md``, which ``run.py`` keeps).  Nothing here is a
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -37,11 +36,10 @@ from pathlib import Path
 
 from peers import write_logdir
 from run import (
-    GRAPHS,
-    HERE,
     TBPLUGIN_BEGIN,
     TBPLUGIN_END,
     load_average,
+    one_graph_arguments,
     run_timed,
     tbgraph,
     write_section,
@@ -108,14 +106,7 @@ def cell(values: list[float]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("graph", nargs="?", default=str(GRAPHS / "nasnet_large_step.pb"))
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
-    args = parser.parse_args()
-    path = Path(args.graph)
-    if not path.is_file():
-        sys.exit(f"tbplugin.py: {path} does not exist (bench/make_graphs.py builds it)")
+    path, args = one_graph_arguments(__doc__.splitlines()[0], 3, "tbplugin.py")
     load_start = load_average()
     arms = {"default data server": [], "`--load_fast=false`": ["--load_fast=false"]}
     cli: list[float] = []

@@ -101,11 +101,7 @@ class TbgraphPlugin(base_plugin.TBPlugin):
 
     def _list(self, request: wrappers.Request) -> wrappers.Response:
         ctx, experiment = _context(request)
-        runs = []
-        for name in self._runs.names(ctx, experiment):
-            data = self._runs.run(ctx, experiment, name)
-            if data is not None:
-                runs.append(self._runs.listing(data))
+        runs = [self._runs.listing(data) for data in self._runs.all(ctx, experiment)]
         return http_util.Respond(request, {"runs": runs}, "application/json")
 
     def _view(self, request: wrappers.Request) -> wrappers.Response:

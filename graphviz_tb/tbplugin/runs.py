@@ -76,41 +76,47 @@ class Runs:
         self._digests: Memo[tuple[str, float], str] = Memo(4096)
         self._listings: Memo[tuple, dict[str, Any]] = Memo(256)
 
-    def names(self, ctx: Any, experiment: str) -> list[str]:
-        """Every run that logged a graph or run metadata, sorted."""
-        if self._provider is None:
-            return []
-        found: set[str] = set()
-        for plugin in GRAPH_PLUGINS:
-            found.update(self._provider.list_blob_sequences(
-                ctx, experiment_id=experiment, plugin_name=plugin))
-        return sorted(found)
+    def all(self, ctx: Any, experiment: str) -> list[RunData]:
+        """Every run that logged a graph or run metadata, by name."""
+        return self._read(ctx, experiment, None)
 
     def run(self, ctx: Any, experiment: str, run: str) -> RunData | None:
         """The graph blobs of ``run``, or None when it is not a run with graphs: the name is
         compared with the provider's run names before anything is read."""
-        if run not in self.names(ctx, experiment):
-            return None
-        blobs: list[Blob] = []
-        identity: list[tuple[str, str, int, float, str]] = []
-        for plugin in GRAPH_PLUGINS:
-            tags = self._provider.list_blob_sequences(
-                ctx, experiment_id=experiment, plugin_name=plugin).get(run, {})
-            if not tags:
+        found = self._read(ctx, experiment, run)
+        return found[0] if found else None
+
+    def _read(self, ctx: Any, experiment: str, only: str | None) -> list[RunData]:
+        """The runs (``only`` that one, if it is one), each with its blobs: one listing and
+        one read per plugin name, whatever the number of runs."""
+        if self._provider is None:
+            return []
+        listed = {plugin: self._provider.list_blob_sequences(
+            ctx, experiment_id=experiment, plugin_name=plugin) for plugin in GRAPH_PLUGINS}
+        names = sorted({run for runs in listed.values() for run in runs})
+        if only is not None:
+            names = [only] if only in names else []
+        blobs: dict[str, list[Blob]] = {name: [] for name in names}
+        identity: dict[str, list[tuple[str, str, int, float, str]]] = {n: [] for n in names}
+        for plugin, runs in listed.items():
+            wanted = [name for name in names if name in runs]
+            if not wanted:
                 continue
             found = self._provider.read_blob_sequences(
                 ctx, experiment_id=experiment, plugin_name=plugin, downsample=MAX_STEPS,
-                run_tag_filter=tb_provider.RunTagFilter(runs=[run], tags=list(tags)))
-            for tag, data in sorted(found.get(run, {}).items()):
-                for datum in data:
-                    for ref in datum.values:
-                        read = partial(_read_blob, self._provider, ctx, ref.blob_key)
-                        blobs.append(Blob(run, plugin, tag, datum.step, datum.wall_time, read))
-                        identity.append((plugin, tag, datum.step, datum.wall_time,
-                                         ref.blob_key))
-        ids = tuple(identity)
-        return RunData(run, Logged(run, tuple(blobs)), ids,
-                       partial(self._run_digest, ids, tuple(blobs)))
+                run_tag_filter=tb_provider.RunTagFilter(runs=wanted))
+            for run in wanted:
+                for tag, data in sorted(found.get(run, {}).items()):
+                    for datum in data:
+                        for ref in datum.values:
+                            read = partial(_read_blob, self._provider, ctx, ref.blob_key)
+                            blobs[run].append(Blob(run, plugin, tag, datum.step,
+                                                   datum.wall_time, read))
+                            identity[run].append((plugin, tag, datum.step, datum.wall_time,
+                                                  ref.blob_key))
+        return [RunData(run, Logged(run, tuple(blobs[run])), tuple(identity[run]),
+                        partial(self._run_digest, tuple(identity[run]), tuple(blobs[run])))
+                for run in names]
 
     def listing(self, data: RunData) -> dict[str, Any]:
         """The run as ``/runs`` shows it: its graphs (by index, as ``/view`` takes them)
