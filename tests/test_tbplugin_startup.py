@@ -5,7 +5,7 @@
 * ``tensorboard --logdir`` starts no slower with the plugin than without, within noise, in
   paired runs.
 * ``--logdir_spec`` with named runs, started the way ``%tensorboard`` starts it in Jupyter
-  (``tensorboard.manager.start``).
+  (``tensorboard.notebook.start``).
 * The TensorBoard releases of the last two years: 2.19 and 2.20 (February and July 2025), each
   put in front of the installed 2.21 with ``pip install --target`` (the rest of the
   environment is this one), with TensorBoard's default data server.
@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -182,21 +183,24 @@ def _unnamed(page: str) -> dict[str, Any]:
 
 @pytest.fixture
 def notebook_tensorboard(sample_logdir: Path, monkeypatch: pytest.MonkeyPatch,
-                         tmp_path: Path) -> Iterator[tuple[TensorBoard, dict[str, Path]]]:
+                         tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                         ) -> Iterator[tuple[TensorBoard, dict[str, Path]]]:
     """TensorBoard with ``--logdir_spec`` naming two runs, started by
-    ``tensorboard.manager.start``, what Jupyter's ``%tensorboard`` magic calls."""
-    from tensorboard import manager
+    ``tensorboard.notebook.start``: what Jupyter's ``%tensorboard`` magic calls with its line
+    (outside a notebook it prints where to look instead of showing an iframe)."""
+    from tensorboard import manager, notebook
 
     monkeypatch.setenv("TENSORBOARD_BINARY", str(Path(sys.executable).with_name("tensorboard")))
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")
-    monkeypatch.setenv("TENSORBOARD_INFO_DIR", str(tmp_path / "info"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # TensorBoard's instance files go here
+    monkeypatch.setattr(tempfile, "tempdir", None)
     named = {"mnist": sample_logdir / "costs", "mlp": sample_logdir / "trace"}
     spec = ",".join(f"{name}:{path}" for name, path in named.items())
-    launched = manager.start(["--logdir_spec", spec, "--host", "127.0.0.1",
-                              "--port", str(free_port())], timeout=datetime.timedelta(seconds=180))
-    assert isinstance(launched, manager.StartLaunched), launched
-    board = TensorBoard(f"http://127.0.0.1:{launched.info.port}", launched.info.pid,
-                        group=False)
+    port = free_port()
+    notebook.start(f"--logdir_spec {shlex.quote(spec)} --host 127.0.0.1 --port {port}")
+    assert f"http://localhost:{port}" in capsys.readouterr().out
+    (info,) = [i for i in manager.get_all() if i.port == port]
+    board = TensorBoard(f"http://127.0.0.1:{port}", info.pid, group=False)
     # TensorBoard names a run by its name, then its directory below the named one.
     yield board, {f"{name}/.": path for name, path in named.items()}
     board.stop()

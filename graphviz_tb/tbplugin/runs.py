@@ -69,12 +69,13 @@ class RunData:
 
 
 class Runs:
-    """The runs with graphs, as the data provider of one request context sees them."""
+    """The runs with graphs, read through TensorBoard's data provider (each call in the
+    context of the request it serves), and the memos of their digests and listings."""
 
     def __init__(self, data_provider: Any) -> None:
         self._provider = data_provider
         self._digests: Memo[tuple[str, float], str] = Memo(4096)
-        self._listings: Memo[tuple, dict[str, Any]] = Memo(256)
+        self._listings: Memo[tuple[str, tuple], dict[str, Any]] = Memo(256)
 
     def all(self, ctx: Any, experiment: str) -> list[RunData]:
         """Every run that logged a graph or run metadata, by name."""
@@ -121,7 +122,7 @@ class Runs:
     def listing(self, data: RunData) -> dict[str, Any]:
         """The run as ``/runs`` shows it: its graphs (by index, as ``/view`` takes them)
         and its recorded costs, or the one line saying why it cannot be read."""
-        return self._listings.get(data.identity, partial(_listing, data))
+        return self._listings.get((data.run, data.identity), partial(_listing, data))
 
     def _run_digest(self, identity: tuple[tuple[str, str, int, float, str], ...],
                     blobs: tuple[Blob, ...]) -> str:

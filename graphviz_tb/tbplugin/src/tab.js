@@ -149,17 +149,31 @@ class Tab {
     await this.chooseRun(first.run);
   }
 
-  // The runs again (a run written since appears): the pickers keep their choice.
+  // The runs again: a run written since appears (the first one is shown if none was), a run's
+  // new graphs too, and the pickers keep their choice.  Unchanged, the pickers are left alone
+  // (one may be open).
   async refresh() {
+    let runs;
     try {
-      this.runs = (await json("runs")).runs;
+      runs = (await json("runs")).runs;
     } catch {
       return;
     }
-    const run = this.runSelect.value;
-    const against = this.againstSelect.value;
+    const key = (list) => JSON.stringify(list.map((r) => [r.run, r.graphs.map((g) => g.name),
+      r.costs.length]));
+    if (key(runs) === key(this.runs)) return;
+    this.runs = runs;
+    const [run, graph, against] = [this.runSelect.value, this.graphSelect.value,
+      this.againstSelect.value];
     this.fillRuns();
+    if (!run) {
+      const first = runs.find((r) => r.graphs.length);
+      if (first) await this.chooseRun(first.run);
+      return;
+    }
     this.runSelect.value = run;
+    this.fillGraphs(run);
+    this.graphSelect.value = graph;
     this.fillAgainst(run);
     this.againstSelect.value = against;
   }
@@ -176,14 +190,19 @@ class Tab {
         .map((r) => h("option", { value: r.run }, r.run)));
   }
 
+  fillGraphs(run) {
+    const entry = this.runs.find((r) => r.run === run);
+    const prefix = `${run} · `;
+    this.graphSelect.replaceChildren(...(entry ? entry.graphs : []).map((g) => h("option",
+      { value: String(g.index) }, g.name.startsWith(prefix) ? g.name.slice(prefix.length)
+        : g.name)));
+  }
+
   async chooseRun(run) {
     const entry = this.runs.find((r) => r.run === run);
     if (!entry) return;
     this.runSelect.value = run;
-    const prefix = `${run} · `;
-    this.graphSelect.replaceChildren(...entry.graphs.map((g) => h("option",
-      { value: String(g.index) }, g.name.startsWith(prefix) ? g.name.slice(prefix.length)
-        : g.name)));
+    this.fillGraphs(run);
     // The graph shown first: the latest op graph (a conceptual graph when there is none).
     const ops = entry.graphs.filter((g) => g.kind === "op");
     const pick = (ops.length ? ops : entry.graphs).reduce((a, b) =>
