@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from .model.inference import ShapeReport
     from .read.base import Discovery, GraphSource
 
-__all__ = ["Diff", "Graph", "describe_engine", "diff", "discover", "format_info", "load"]
+__all__ = ["Diff", "Graph", "describe_engine", "diff", "discover", "format_info", "list_graphs",
+           "load"]
 
 
 class Graph:
@@ -512,6 +513,17 @@ def diff(old: Any, new: Any, options: LoadOptions | None = None, **kwargs: Any) 
     """
     graphs = [g if isinstance(g, Graph) else load(g, options, **kwargs) for g in (old, new)]
     return Diff(*graphs)
+
+
+def list_graphs(source: Any, options: LoadOptions | None = None, **kwargs: Any
+                ) -> dict[str, Any]:
+    """Every graph an input holds, each with its node count, or the ``error`` that refuses
+    it: what ``tbgraph info`` lists of an input none of whose graphs can be drawn."""
+    from .pipeline import input_listing  # the driver, as above
+
+    options = replace(options or LoadOptions(), **kwargs) if kwargs else (
+        options or LoadOptions())
+    return input_listing(source, options)
 
 
 def format_info(info: dict[str, Any]) -> str:

@@ -19,6 +19,9 @@ RANKDIRS = ("BT", "TB", "LR", "RL")
 #: Colourings by what ops cost when they ran (run metadata or a profiler capture).
 COST_MODES = ("compute-time", "memory")
 COLOR_BY = ("structure", "op", "device", "dtype", *COST_MODES, "diff", "none")
+#: The steps Keras runs, which ``--step`` draws: ``fit``'s, ``evaluate``'s and ``predict``'s.
+STEPS = ("train", "test", "predict")
+
 #: The output formats, each named by a file's extension.
 FORMATS = ("svg", "png", "pdf", "dot", "html")
 
@@ -65,6 +68,12 @@ class LoadOptions:
         The recorded costs to colour by (``--run-metadata``): the tag of a run metadata or
         the session name of a profiler capture in the graph's run, or the path of a
         RunMetadata/StepStats file.  Default: the run's latest.
+    step:
+        For a Keras model or ``.keras`` file: draw what Keras runs for one step of ``fit``
+        (``"train"``), ``evaluate`` (``"test"``) or ``predict`` (``"predict"``), traced by
+        TensorFlow, instead of the model's own graph.
+    batch_size:
+        With ``step``: the batch size the step is traced for (default: any, ``?``).
     """
 
     run: str | None = None
@@ -75,6 +84,8 @@ class LoadOptions:
     max_function_ops: int = 500_000
     max_call_depth: int = 100
     run_metadata: str | None = None
+    step: str | None = None
+    batch_size: int | None = None
 
 
 @dataclass(frozen=True)

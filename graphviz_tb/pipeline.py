@@ -34,11 +34,11 @@ from .model.costs import CostSet, attach, metric_of
 from .model.diff import GraphDiff, diff_models
 from .model.inference import ShapeReport, infer_shapes
 from .options import LoadOptions
-from .read import discover, discover_object, select, select_costs
+from .read import LAYER_GRAPH_ONLY, discover, discover_object, select, select_costs
 from .view.costs import Totals
 from .view.opening import DiffTally, choose_view
 from .write.files import write_output
-from .write.info import format_info, graph_info
+from .write.info import format_info, graph_info, listing_info
 from .write.page import PageEntry, write_page
 from .write.shape_table import (
     failure_lines,
@@ -61,11 +61,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CostSet", "EmbeddedGraph", "GraphDiff", "Loaded", "PageEntry", "ShapeReport",
-    "check_page", "check_render", "describe_engine", "diff_groups", "diff_models", "discover_input",
-    "failure_lines", "format_info", "graph_cost", "graph_info", "group", "infer_shapes",
-    "metric_of", "model_of", "read_graph", "recorded_costs", "render_bytes", "render_html",
-    "render_pages", "resolve_node", "row_json", "shape_rows", "shape_text", "table_lines",
-    "trace_lines", "write_output",
+    "check_page", "check_render", "describe_engine", "diff_groups", "diff_models",
+    "discover_input", "failure_lines", "format_info", "graph_cost", "graph_info", "group",
+    "infer_shapes", "input_listing", "metric_of", "model_of", "read_graph", "recorded_costs",
+    "render_bytes", "render_html", "render_pages", "resolve_node", "row_json", "shape_rows",
+    "shape_text", "table_lines", "trace_lines", "write_output",
 ]
 
 
@@ -96,8 +96,8 @@ def read_graph(source: Any, options: LoadOptions) -> Loaded:
     try:
         discovery = discover_input(source, options)
         chosen = select(discovery, options)
+        graph_def, chosen, refused = _load_default(discovery, chosen, options)
         index = discovery.graphs.index(chosen)
-        graph_def = chosen.load()
     except RecursionError:
         # JSON, protobuf text format and Keras configs are parsed recursively; only input
         # nested thousands deep (no real model is) gets here, from whichever reader read it.
@@ -113,7 +113,43 @@ def read_graph(source: Any, options: LoadOptions) -> Loaded:
     check_load(cost, where)
     model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
                         where=where, names=names)
+    if refused is not None:
+        model.warnings.add("graph refused", refused)
+    if chosen.kind == "conceptual" \
+            and discovery.source_kind in ("logdir", "events", "logged") \
+            and not any(g.kind == "op" for g in discovery.graphs):
+        model.notes.append(LAYER_GRAPH_ONLY)
     return Loaded(model, discovery, index, cost)
+
+
+def input_listing(source: Any, options: LoadOptions) -> dict[str, Any]:
+    """Every graph of the input, each with its node count or what refuses it (see
+    :func:`~graphviz_tb.write.info.listing_info`)."""
+    discovery = discover_input(source, options)
+    return listing_info(discovery, lambda i: len(discovery.graphs[i].load().node))
+
+
+def _load_default(discovery: Discovery, chosen: GraphSource, options: LoadOptions
+                  ) -> tuple[Any, GraphSource, str | None]:
+    """Load the chosen graph.  When it was chosen by default and cannot be read (a subclassed
+    Keras model has no layer graph), the input's next graph that can is drawn instead, with
+    a warning saying why: one graph refused never refuses the whole file.  A graph the user
+    chose is refused in one line."""
+    try:
+        return chosen.load(), chosen, None
+    except InputError as exc:
+        if options.graph is not None or options.step is not None \
+                or len(discovery.graphs) == 1:
+            raise
+        first = exc
+    for other in discovery.graphs:
+        if other is chosen:
+            continue
+        try:
+            return other.load(), other, (f"{first}; drawing {other.name} instead")
+        except InputError:
+            continue
+    raise first
 
 
 def model_of(discovery: Discovery, index: int, graph_def: Any,

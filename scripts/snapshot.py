@@ -9,8 +9,9 @@ byte-identical.  This writes them all:
     python scripts/snapshot.py compare snap/before snap/after
 
 Each input is drawn at the default view and at ``--depth 3``, as DOT and as HTML; the DOT is
-kept whole (so a difference can be read) and the HTML as its SHA-256 (it embeds the viewer's
-data).  The training steps are built once with TensorFlow into ``--cache`` (default
+kept whole (so a difference can be read) and the viewer's data embedded in the HTML as its
+SHA-256 (the page's script is the viewer's build, which changes on its own).  The training
+steps are built once with TensorFlow into ``--cache`` (default
 ``.cache/snapshot``) and reused; the corpus is read from ``../shared/corpus`` when it exists.
 An input that fails to load is recorded with its one-line error, which is compared too.
 """
@@ -21,6 +22,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 _GRAPH_SUFFIXES = (".pb", ".pbtxt", ".meta")
 _VIEWS = {"default": {}, "depth3": {"depth": 3}}
+_PAGE_DATA = re.compile(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
+                        re.S)
 
 
 def _samples() -> Iterator[Path]:
@@ -112,8 +116,10 @@ def write(out: Path, cache: Path, skip_steps: bool) -> None:
                 manifest[f"{label}.{view}"] = f"error: {exc}"
                 continue
             (out / f"{label}.{view}.dot").write_text(str(dot))
-            data = html.encode() if isinstance(html, str) else bytes(html or b"")
-            manifest[f"{label}.{view}.html"] = hashlib.sha256(data).hexdigest()
+            page = html.decode() if isinstance(html, bytes) else str(html)
+            data = _PAGE_DATA.search(page)
+            manifest[f"{label}.{view}.data"] = hashlib.sha256(
+                (data.group(1) if data else page).encode()).hexdigest()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
     print(f"wrote {len(manifest)} records to {out}", file=sys.stderr)
 

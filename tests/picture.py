@@ -720,6 +720,10 @@ def _check_complete(pic: Picture, members: dict[str, Member], aux: set[Member],
 
 
 _OPS = re.compile(r"([\d,]+) ops?\b")
+#: The count of a Keras layer graph's box (its nodes are layers), and of a group of variables
+#: that are all function arguments (no ops: it counts the handles).
+_LAYERS = re.compile(r"([\d,]+) layers?\b")
+_HANDLES = re.compile(r"^([\d,]+) handles?$")
 
 
 def _check_counts(pic: Picture, members: dict[str, Member], truth: Truth, report: Report
@@ -731,8 +735,15 @@ def _check_counts(pic: Picture, members: dict[str, Member], truth: Truth, report
         box = pic.boxes[key]
         if not isinstance(m, Group) or box.open or m is truth.h.root:
             continue
-        found = next((_OPS.search(t) for t in box.texts if _OPS.search(t)), None)
+        count = _LAYERS if truth.h.model.kind == "conceptual" else _OPS
+        found = next((count.search(t) for t in box.texts if count.search(t)), None)
         real = sum(1 for o in truth.ops(m) if graph.nodes[o]["role"] == "op")
+        handles = next((_HANDLES.search(t) for t in box.texts if _HANDLES.search(t)), None)
+        if found is None and m.kind == "variables" and real == 0 and handles is not None:
+            if int(handles.group(1).replace(",", "")) != len(truth.ops(m)):
+                report.add(f"group {m.name!r} says {handles.group(1)} handles but holds "
+                           f"{len(truth.ops(m))}")
+            continue
         if found is None:
             report.add(f"group {m.name!r} shows no op count")
             continue

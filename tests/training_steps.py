@@ -58,12 +58,17 @@ def train_step(tf: Any, keras: Any, model: Any, opt: Any) -> Callable[..., Any]:
 
 def scopes(graph_def: Any, model_name: str) -> tuple[str, str]:
     """The top-level scopes TensorFlow put the model and the optimizer under, read from the
-    GraphDef: the model's is its Keras name with the suffix the trace adds (``resnet50_1``);
-    the optimizer's is the scope, other than the model's and the gradients', that writes
-    the most variables."""
-    tops = {node.name.split("/", 1)[0] for node in graph_def.node if "/" in node.name}
+    GraphDef (or, for what Keras' ``fit`` runs, from the function body that takes the
+    gradients): the model's is its Keras name with the suffix the trace adds
+    (``resnet50_1``); the optimizer's is the scope, other than the model's and the
+    gradients', that writes the most variables."""
+    nodes = list(graph_def.node)
+    if not any(node.name.startswith("gradient_tape/") for node in nodes):
+        nodes = next((list(f.node_def) for f in graph_def.library.function
+                      if any(n.name.startswith("gradient_tape/") for n in f.node_def)), nodes)
+    tops = {node.name.split("/", 1)[0] for node in nodes if "/" in node.name}
     model = next(t for t in sorted(tops) if re.fullmatch(rf"{re.escape(model_name)}(_\d+)?", t))
-    writes = Counter(node.name.split("/", 1)[0] for node in graph_def.node
+    writes = Counter(node.name.split("/", 1)[0] for node in nodes
                      if node.op in _WRITES and "/" in node.name)
     optimizer = max((t for t in writes if t not in (model, "gradient_tape")),
                     key=lambda t: (writes[t], t))

@@ -25,7 +25,10 @@ from ..version import __version__
 from . import diff, render, shapes
 from .common import engine_description, engine_line
 
-__all__ = ["build_parser", "main", "run"]
+__all__ = ["DEBUG_VARIABLE", "build_parser", "main", "run"]
+
+#: Set, a fault of tbgraph's own ends in its traceback rather than in one line.
+DEBUG_VARIABLE = "TBGRAPH_DEBUG"
 
 _DESCRIPTION = """\
 Turn TensorFlow graphs into pictures you can read, commit and share.
@@ -53,6 +56,7 @@ environment:
   TBGRAPH_MEMORY_LIMIT=8G               refuse, in one line, a graph whose estimated memory is
                                         over this (default: the memory available); the process
                                         is also capped there
+  TBGRAPH_DEBUG=1                       a fault of tbgraph's own prints its traceback
 
 Run 'tbgraph COMMAND --help' for the options of each command.
 """
@@ -179,4 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a fault of ours, or a library failing as nothing foresaw
+        if os.environ.get(DEBUG_VARIABLE):
+            raise
+        message = terminal_line(" ".join(f"{type(exc).__name__}: {exc}".split()))
+        print(f"tbgraph: error: internal error ({message}); this is a bug in tbgraph, please "
+              f"report it with the input ({DEBUG_VARIABLE}=1 shows the traceback)",
+              file=sys.stderr)
+        return failed
 

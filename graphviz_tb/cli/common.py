@@ -12,8 +12,8 @@ import time
 from typing import TYPE_CHECKING
 
 from ..api import describe_engine, load
-from ..errors import terminal_line
-from ..options import LoadOptions, parse_input_shape
+from ..errors import SelectionError, terminal_line
+from ..options import STEPS, LoadOptions, parse_input_shape
 
 if TYPE_CHECKING:
     from ..api import Graph
@@ -69,13 +69,24 @@ def add_selection(p: argparse.ArgumentParser) -> None:
     sel.add_argument("--no-functions", action="store_true",
                      help="keep function calls (StatefulPartitionedCall, While, If ...) closed "
                           "instead of opening their bodies")
+    keras = p.add_argument_group("Keras (a compiled model saved as .keras; needs TensorFlow)")
+    keras.add_argument("--step", choices=STEPS,
+                       help="draw what Keras runs for one step of fit (train), evaluate "
+                            "(test) or predict, with the optimizer and loss the file was "
+                            "compiled with")
+    keras.add_argument("--batch-size", type=positive, metavar="N",
+                       help="with --step: the batch size to trace the step for (default: "
+                            "any, drawn as ?)")
 
 
 def load_options(args: argparse.Namespace) -> LoadOptions:
     """The :class:`LoadOptions` of the arguments :func:`add_input` added."""
     tags = tuple(t for t in (args.tags or "").split(",") if t)
+    if args.batch_size is not None and args.step is None:
+        raise SelectionError("--batch-size sets the batch of a traced step: it needs --step")
     return LoadOptions(run=args.run, tag=args.tag, graph=args.graph, tags=tags,
-                       functions=not args.no_functions, run_metadata=args.run_metadata)
+                       functions=not args.no_functions, run_metadata=args.run_metadata,
+                       step=args.step, batch_size=args.batch_size)
 
 
 def load_graph(args: argparse.Namespace) -> Graph:
@@ -113,6 +124,14 @@ def count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative; use 0 or more")
+    return value
+
+
+def positive(text: str) -> int:
+    """An argparse type for ``--batch-size``: a whole number, 1 or more."""
+    value = count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("use 1 or more")
     return value
 
 

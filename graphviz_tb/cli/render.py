@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..api import format_info
+from ..api import format_info, list_graphs
+from ..errors import InputError
 from ..options import COLOR_BY, FORMATS, RANKDIRS, RenderOptions, format_for
 from .common import (
     Progress,
@@ -18,6 +19,7 @@ from .common import (
     count,
     engine_description,
     load_graph,
+    load_options,
 )
 from .shapes import print_shape_failure
 
@@ -27,13 +29,25 @@ __all__ = ["add_commands", "add_view_arguments", "cmd_info", "cmd_render", "rend
 def cmd_info(args: argparse.Namespace) -> int:
     """Print what the input holds, as text or JSON."""
 
-    info = load_graph(args).info()
-    if args.json:
+    try:
+        info = load_graph(args).info()
+    except InputError:
+        if args.graph is not None:
+            raise
+        # No graph of the input can be drawn: list them all, each with what refuses it,
+        # then the one-line error.
+        _print_info(list_graphs(args.input, load_options(args)), args.json)
+        raise
+    _print_info(info, args.json)
+    return 0
+
+
+def _print_info(info: dict[str, Any], as_json: bool) -> None:
+    if as_json:
         info["engine"] = engine_description()  # what `render` would draw it with
         print(json.dumps(info, indent=2, sort_keys=True))
     else:
         print(format_info(info))
-    return 0
 
 
 def render_options(args: argparse.Namespace, **overrides: Any) -> RenderOptions:

@@ -19,7 +19,7 @@ from ..group.templates import PictureColors, legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import ARROW_SIZE, Stub
 from ..layout.scene import Box, Scene
-from ..layout.text import label_lines, tensor_lines
+from ..layout.text import counted, label_lines, tensor_lines
 from ..model.costs import Scale, format_cost
 from ..model.graph import CONTROL, REF
 from ..model.shapes import format_shape
@@ -217,7 +217,7 @@ def _tooltip(h: Hierarchy, m: Member, totals: Totals | None = None) -> list[str]
             lines.append(f"shape error: {clean_text(data['shape_error'], 400)}")
     else:
         assert isinstance(m, Group)
-        lines.append(f"{m.kind}: {m.op_count:,} ops")
+        lines.append(f"{m.kind}: {counted(m.op_count, h.model.unit)}")
         if m.function:
             lines.append(f"function: {clean_text(m.function, 200)}")
     return lines
@@ -316,9 +316,10 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     rows.append("<TR><TD>──►</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>– – ►</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
     rows.append("<TR><TD>══►</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
-    note = styler.h.model.shapes_note() if options.shapes else None
-    if note is not None:  # why the data edges have no labels, and what adds them
-        for line in _note_lines(note):
+    notes = styler.h.model.notes + ([note] if options.shapes and (
+        note := styler.h.model.shapes_note()) else [])
+    for note in notes:  # why the data edges have no labels, and what adds them; what is not
+        for line in _note_lines(note):  # in the picture, and how to get it
             rows.append(f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\">"
                         f"<FONT COLOR=\"{THEMES[options.theme]['muted']}\">{_html(line)}"
                         "</FONT></TD></TR>")

@@ -70,7 +70,7 @@ DATA_VERSION = 2
 #: The most changes a diff's page lists (the picture colours them all).
 _MAX_CHANGES = 5000
 _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5, "block": 6,
-          "section": 7, "update": 8}
+          "section": 7, "update": 8, "variables": 9, "metrics": 10}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
 
@@ -522,4 +522,8 @@ def build_data(h: Hierarchy, scene: Scene, options: RenderOptions, *, title: str
     data["unique"] = UNIQUE_COLOR
     data["warnings"] = h.model.warnings.lines()[:50]
     data["shapesNote"] = h.model.shapes_note() if options.shapes else None
+    if h.model.unit != "op":  # a Keras layer graph counts layers (ops by default)
+        data["unit"] = h.model.unit
+    if h.model.notes:
+        data["legendNotes"] = h.model.notes
     return data

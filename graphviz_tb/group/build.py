@@ -11,9 +11,10 @@ from .dataflow import find_blocks, repair_convexity, sections
 from .scopes import build_scopes, finish, prefix_groups
 from .series import op_series, settle
 from .templates import Templates
-from .training import adopt_loose_ops
+from .training import adopt_loose_ops, fold_metrics
 from .tree import Hierarchy, aggregate_edges
 from .updates import mirror_updates
+from .variables import fold_variables
 
 if TYPE_CHECKING:
     from ..model.graph import GraphModel
@@ -37,6 +38,8 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     h = Hierarchy(model, options.series_min if options.series else None)
     build_scopes(h)
     adopt_loose_ops(h)
+    fold_variables(h)
+    fold_metrics(h)
     mirror_updates(h)
     if options.prefix_groups:
         prefix_groups(h)

@@ -388,6 +388,11 @@ def _legend_order(instances: dict[_K, list[Group]]) -> list[_K]:
     return repeated
 
 
+#: A legend name longer than this, three scopes deep or more, is shortened to the scope that
+#: tells it apart and its label (``gradient_tape/…/block_11``).
+_LEGEND_NAME = 32
+
+
 def legend_labels(groups: list[Group]) -> list[str]:
     """What the legend calls each structure, by its first instance: the group's label,
     lengthened by its parents' (``gradients/conv1``) while another row would read the same.
@@ -395,7 +400,9 @@ def legend_labels(groups: list[Group]) -> list[str]:
     A training graph's default view shows the model's ``conv1`` and ``conv2`` and the
     gradients' ``conv1`` and ``conv2``: two structures, each first seen in a group named
     ``conv1``, whose legend rows read alike.  Each pass lengthens only the rows that still
-    collide, so the passes are at most the deepest name's components.
+    collide, so the passes are at most the deepest name's components.  A name grown long
+    under scopes every alike row shares (what Keras' ``fit`` runs puts all under one call)
+    would be cut before it said anything: it keeps the first scope that differs and the label.
     """
     parts = [[p for p in g.name.split("/") if p] or [g.label] for g in groups]
     keep = [1] * len(parts)
@@ -410,7 +417,28 @@ def legend_labels(groups: list[Group]) -> list[str]:
                 keep[i] += 1
                 grew = True
         if not grew:
-            return ends
+            return _shortened(parts, keep, ends)
+
+
+def _shortened(parts: list[list[str]], keep: list[int], ends: list[str]) -> list[str]:
+    """``ends`` with each long one cut to ``first scope that differs/…/label``, unless the
+    cut would make two rows read alike."""
+    alike: dict[str, list[int]] = {}
+    for i, p in enumerate(parts):
+        alike.setdefault(p[-1], []).append(i)
+    short = list(ends)
+    for i, end in enumerate(ends):
+        if len(end) <= _LEGEND_NAME or keep[i] < 3:
+            continue
+        rows = alike[parts[i][-1]]
+        shared = 0
+        while all(len(parts[j]) > shared + 1 and parts[j][shared] == parts[i][shared]
+                  for j in rows):
+            shared += 1
+        rest = parts[i][max(shared, len(parts[i]) - keep[i]):]
+        if len(rest) >= 3:
+            short[i] = f"{rest[0]}/…/{rest[-1]}"
+    return short if len(set(short)) == len(set(ends)) else ends
 
 
 class _ChildGraph:

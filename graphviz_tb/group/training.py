@@ -10,10 +10,28 @@ from collections import defaultdict
 from ..style import BOOKKEEPING_NAMES
 from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
 from .partition import ChildGraph, strong_components, topological_order
-from .tree import Group, Hierarchy, Member, OpNode, TrainingParts, fix_depths, op_members
+from .tree import (
+    Group,
+    Hierarchy,
+    Member,
+    OpNode,
+    TrainingParts,
+    fix_depths,
+    op_members,
+    reparent,
+)
 
 #: The scope TF2 puts a ``GradientTape``'s gradients under (``gradient_tape/<model>/...``).
 GRADIENT_SCOPE = "gradient_tape"
+
+#: What TensorFlow replaces in a scope's name when it names a captured argument after it.
+_NOT_NAME = re.compile(r"[^a-z0-9_]")
+
+#: The kind, and the name, of the group a step's metric updates fold into.
+METRICS_KIND = "metrics"
+
+#: Ops that write a variable through its handle: a metric's update among a step's loose ops.
+_VARIABLE_WRITES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
 
 
 #: Ops whose output leaves the graph (the step's results): they stay where the user sees them.
@@ -133,9 +151,11 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     graph = ChildGraph(len(kids), sorted(edges))
     component = strong_components(graph)
     rank = [-c for c in component]  # Tarjan numbers sinks first: a -> b means rank a < rank b
-    loose = [i for i, c in enumerate(kids) if _loose(h, c) and not _anchored(h, kids[i])]
+    named = _named_captures(h, kids)
+    loose = [i for i, c in enumerate(kids)
+             if _loose(h, c) and (i in named or not _anchored(h, kids[i]))]
     if grads is None:
-        loose = [i for i in loose if _captured(h, kids[i])]
+        loose = [i for i in loose if _captured(h, kids[i]) or i in named]
     target = [isinstance(c, Group) and not _loose(h, c) and not is_bookkeeping(c.label)
               for c in kids]
     optimizer = max((j for j in from_grads if target[j] and j != g_index),
@@ -152,8 +172,10 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     chain = ChildGraph(len(among), [(among[a], among[b]) for a in among
                                     for b in graph.succ[a] if b in among])
     order = [ranked[n] for n in topological_order(chain)]
-    # Inputs from loose sources (constants) do not count: those follow their consumers.
-    fed = {i: {p for p in graph.pred[i] if not (p in among and not graph.pred[p])}
+    # Inputs from loose sources (constants) do not count: those follow their consumers; nor
+    # does a body's own call op, which passes its arguments in.
+    fed = {i: {p for p in graph.pred[i] if not (p in among and not graph.pred[p])
+               and kids[p].name != container.name}
            for i in order}
     for i in order:  # inputs before their consumers
         ins = {home[p] for p in fed[i]}
@@ -173,9 +195,19 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
             home[i] = _bigger(min(outs, key=key), i, size)
         elif not outs and optimizer is not None:
             home[i] = optimizer
+    for i, j in named.items():  # the name says whose: it beats the dataflow's guess
+        home[i] = j
     if optimizer is not None and grads is not None:
+        # The model is what the gradients mirror (``gradient_tape/<model>``) and what reads
+        # variables (the loss is mirrored too, and may outweigh a small model), the largest
+        # such part; else the largest part.
+        reads = [0] * len(kids)
+        nodes = h.model.g._node
+        for u, i in where.items():
+            reads[i] += nodes[u]["op"] == "ReadVariableOp"
         model = max((j for j in range(len(kids)) if target[j] and j not in (g_index, optimizer)),
-                    key=lambda j: (size[j], kids[j].name), default=None)
+                    key=lambda j: (f"{grads.name}/{kids[j].label}" in h.groups, reads[j] > 0,
+                                   size[j], kids[j].name), default=None)
         h.training[container] = TrainingParts(
             grads, kids[optimizer], None if model is None else kids[model]  # type: ignore[arg-type]
         )
@@ -185,6 +217,36 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     _place(h, kids, moved, home, where)
     gone = {id(kids[i]) for i in moved}
     container._children = [c for c in kids if id(c) not in gone]
+
+
+def _named_captures(h: Hierarchy, kids: list[Member]) -> dict[int, int]:
+    """The arguments of a function body that TensorFlow named after the op that first reads
+    them inside a sibling scope (``adam_w_add_readvariableop_resource`` for
+    ``adam_w/Add/ReadVariableOp``, ``efficientnetb0_1_normalization_1_sqrt_x`` for a
+    captured constant of ``efficientnetb0_1``): index -> the index of that scope.  A function
+    captures every variable and outer constant it reads this way; what ``fit`` runs reads
+    some of them in several parts, where the dataflow alone leaves them loose."""
+    scopes = {_flat(c.label): j for j, c in enumerate(kids)
+              if isinstance(c, Group) and c.kind == "scope" and not _loose(h, c)}
+    found: dict[int, int] = {}
+    for i, c in enumerate(kids):
+        if not (isinstance(c, OpNode) and c.op == "_Arg"):
+            continue
+        label = c.label.lower()
+        cut = label.rfind("_")
+        while cut > 0:
+            j = scopes.get(label[:cut])
+            if j is not None:
+                found[i] = j
+                break
+            cut = label.rfind("_", 0, cut)
+    return found
+
+
+def _flat(label: str) -> str:
+    """A scope's name as TensorFlow writes it into a captured argument's: lower case, each
+    character other than a letter, digit or ``_`` made ``_``."""
+    return _NOT_NAME.sub("_", label.lower())
 
 
 def _bigger(j: int, i: int, size: list[int]) -> int:
@@ -251,3 +313,87 @@ def _mirror(h: Hierarchy, gradients: Group, scope: Group) -> Group | None:
             return found
         scope = scope.parent  # type: ignore[assignment]
     return None
+
+
+def fold_metrics(h: Hierarchy) -> None:
+    """A training step's loose ops that update metrics go into one group, ``metrics``.
+
+    What Keras 3's ``fit`` runs tracks the loss and the compiled metrics with ops named at the
+    step's top level (``Sum``, ``Cast_2``, ``AssignVariableOp_1``, ``div_no_nan``): a few dozen
+    loose boxes around the model, and enough of them that the model could not open within the
+    first picture's budget.  Whatever :func:`adopt_loose_ops` left loose in a step, other than
+    its inputs and results, is that bookkeeping when one of its ops writes a variable; it is
+    folded into one invented group (kind ``metrics``), which the convexity repair dissolves
+    again should it lie on a loop.
+    """
+    nodes = h.model.g._node
+    for container, parts in list(h.training.items()):
+        kids = container._children
+        loose = _without_optimizer_state(h, _downstream_loose(h, kids), parts.optimizer)
+        if len(loose) < 2 or not any(nodes[op.name]["op"] in _VARIABLE_WRITES
+                                     for c in loose for op in _unit_ops(c)):
+            continue
+        name = f"{container.name}/{METRICS_KIND}" if container.name else METRICS_KIND
+        if name in h.groups or name in h.ops:
+            continue
+        group = Group(name, h, container, container.depth + 1, kind=METRICS_KIND)
+        gone = {id(c) for c in loose}
+        reparent(loose, group)
+        h.groups[name] = group
+        container._children = [c for c in kids if id(c) not in gone] + [group]
+
+
+def _without_optimizer_state(h: Hierarchy, loose: list[Member], optimizer: Group
+                             ) -> list[Member]:
+    """``loose`` less the writes of variables the optimizer reads (its step counter, which a
+    step increments at its top level: no metric) and what feeds only them.  What is left
+    still feeds nothing outside it but results: the writes removed feed only those."""
+    model, nodes, succ = h.model, h.model.g._node, h.model.g._succ
+    inside = {m.name for m in op_members(optimizer)}
+    ops = {op.name: c for c in loose for op in _unit_ops(c)}
+    gone = {c for name, c in ops.items() if nodes[name]["op"] in _VARIABLE_WRITES and (
+        (handle := model.input_tensor(name)) is not None
+        and any(v in inside for v in succ[handle[0]]))}
+    changed = bool(gone)
+    while changed:  # what feeds only what is gone goes too
+        changed = False
+        for c in loose:
+            if c in gone:
+                continue
+            fed = {ops[v] for op in _unit_ops(c) for v in succ[op.name] if v in ops} - {c}
+            if fed and fed <= gone:
+                gone.add(c)
+                changed = True
+    return [c for c in loose if c not in gone]
+
+
+def _downstream_loose(h: Hierarchy, kids: list[Member]) -> list[Member]:
+    """The loose children (not inputs, results or calls) whose outputs feed only each other or
+    the step's results: what serves the loss and the gradients (the batch size, the seed of
+    the gradients) is left out, so the group they make is convex (no path leaves it and comes
+    back)."""
+    where = child_index(kids)
+    succ = h.model.g._succ
+    nodes = h.model.g._node
+    feeds = {i: {where.get(v) for op in _unit_ops(c) for v in succ[op.name]} - {i, None}
+             for i, c in enumerate(kids)}
+    # A result leaves the step: an output op feeding nothing in it (a body's results feed
+    # the call's consumers, outside).
+    # Loose children, and scopes as small whatever their names (``Cast_2`` holding only
+    # ``Cast_2/ReadVariableOp``: TensorFlow made no cast for a variable of the same dtype).
+    loose = {i for i, c in enumerate(kids) if not (isinstance(c, Group) and c.kind == "function")
+             and (_loose(h, c) or (isinstance(c, Group) and c.kind == "scope" and len(
+                 c._children) <= _LOOSE_SCOPE_OPS and not any(
+                     isinstance(m, Group) for m in c._children)))}
+    results = {i for i in loose if _anchored(h, kids[i]) or (
+        isinstance(kids[i], OpNode) and nodes[kids[i].name]["op"] in _OUTPUT_OPS
+        and not feeds[i])}
+    chosen = loose - results
+    changed = True
+    while changed:  # drop what feeds anything but the chosen and the results, until none does
+        changed = False
+        for i in sorted(chosen):
+            if not feeds[i] <= chosen | results:
+                chosen.discard(i)
+                changed = True
+    return [kids[i] for i in sorted(chosen)]

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ..model.shapes import TensorInfo
 
 __all__ = ["MAX_EDGE_LABEL", "Carried", "carried_tensors",
-           "edge_look", "label_lines", "leaf_size", "outline", "tensor_lines", "text_width"]
+           "counted", "edge_look", "label_lines", "leaf_size", "outline", "tensor_lines",
+           "text_width"]
 
 
 #: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
@@ -103,8 +104,18 @@ def _with_note(head: str, note: str) -> str:
     return f"{head[:max(1, MAX_LINE - len(note) - 4)]}… · {note}"
 
 
+#: Ops that stand for a variable (see :mod:`graphviz_tb.group.variables`).
+_HANDLES = frozenset({"VarHandleOp", "Placeholder", "_Arg"})
+
+
 def _op_count(g: Group) -> str:
-    return f"{g.op_count:,} op" + ("s" if g.op_count != 1 else "")
+    """``12 ops``, or ``9 layers`` in a Keras layer graph."""
+    return counted(g.op_count, g.owner.model.unit)
+
+
+def counted(n: int, unit: str) -> str:
+    """``1 op``, ``2 ops``, ``1,200 layers``."""
+    return f"{n:,} {unit}" + ("s" if n != 1 else "")
 
 
 def _group_caption(g: Group) -> str:
@@ -118,6 +129,9 @@ def _group_caption(g: Group) -> str:
         return f"{ops} · {len(g.children)} blocks"
     if g.kind == "function" and g.function:
         return f"{ops} · ƒ {g.function}"
+    if g.kind == "variables":  # resource handles: arguments count no ops
+        handles = sum(1 for m in g.walk() if isinstance(m, OpNode) and m.op in _HANDLES)
+        return f"{handles:,} handles" if not g.op_count else f"{ops} · {handles:,} handles"
     return ops
 
 

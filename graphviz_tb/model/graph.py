@@ -307,10 +307,19 @@ class GraphModel:
         self.function_nodes = 0
         self.inputs: tuple[TensorSpec, ...] = ()
         self.outputs: tuple[TensorSpec, ...] = ()
+        #: What the reader should know about the graph as a whole, beside the picture: in
+        #: its legend and in ``info`` (the shapes note aside, see :meth:`shapes_note`).
+        self.notes: list[str] = []
         #: Group name -> function name, for every function body opened under a call.
         self.function_groups: dict[str, str] = {}
         self._attrs: dict[str, dict[str, Any]] = {}
         self._outputs: dict[str, list[TensorInfo]] = {}
+
+    @property
+    def unit(self) -> str:
+        """What one node of the graph is to its reader: ``layer`` in a Keras layer graph
+        (conceptual), else ``op``; boxes, legends and summaries count in it."""
+        return "layer" if self.kind == "conceptual" else "op"
 
     @property
     def graph(self) -> nx.MultiDiGraph:
@@ -390,6 +399,11 @@ class GraphModel:
         for u, v, k, d in self.iter_edges():
             if d["kind"] != CONTROL:
                 yield u, v, k, d
+
+    def legend_notes(self) -> list[str]:
+        """The notes a legend shows: :attr:`notes`, then the shapes note if any."""
+        note = self.shapes_note()
+        return [*self.notes, *([note] if note else [])]
 
     def shapes_note(self) -> str | None:
         """One line when the graph records (almost) no shapes of the tensors it computes, with

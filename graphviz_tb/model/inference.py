@@ -31,8 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError, TensorFlowRequired
+from ..errors import InputError
 from ..read.dtypes import Shape, shape_from_proto
+from ..read.tf_loader import import_tensorflow
 from .calls import call_targets
 from .graph import CONTROL
 from .shapes import TensorInfo, node_outputs
@@ -101,11 +102,7 @@ class ShapeReport:
 
 
 def _tensorflow() -> Any:
-    try:
-        import tensorflow as tf  # imported here only: the core never needs it
-    except ImportError:
-        raise TensorFlowRequired("shape inference (--infer-shapes, --input-shape)") from None
-    return tf
+    return import_tensorflow("shape inference (--infer-shapes, --input-shape)")
 
 
 def input_edges(model: GraphModel, name: str) -> tuple[InputEdge, ...]:

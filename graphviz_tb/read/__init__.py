@@ -17,18 +17,21 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from ..errors import SelectionError
+from ..errors import InputError, SelectionError
 from ..logged import Logged
 from ..options import LoadOptions
 from . import blobs, events, graphdef, keras, live, metagraph, profile, runmeta, savedmodel
 from .base import CostSource, Discovery, GraphSource, StepRecord, TensorSpec
 from .detect import detect
+from .keras import LAYER_GRAPH_ONLY
+from .keras_step import STEP_ORIGIN
 
 if TYPE_CHECKING:
     from tensorboard.compat.proto.graph_pb2 import GraphDef
     from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
 __all__ = [
+    "LAYER_GRAPH_ONLY",
     "CostSource",
     "Discovery",
     "GraphSource",
@@ -41,6 +44,11 @@ __all__ = [
 ]
 
 _DEFAULT_OPTIONS = LoadOptions()
+#: What each format is, for a message.
+_A_FORMAT = {"logdir": "a logdir", "events": "an event file", "savedmodel": "a SavedModel",
+             "metagraph": "a MetaGraphDef", "graphdef": "a GraphDef",
+             "keras-h5": "a legacy .h5 file (not loaded: loading it can run code)",
+             "keras-json": "a Keras config without weights"}
 _MAX_LISTED = 12
 
 
@@ -63,6 +71,9 @@ def discover(path: str | os.PathLike[str], options: LoadOptions = _DEFAULT_OPTIO
     """
     detected = detect(path)
     fmt = detected.format
+    if options.step is not None and fmt != "keras":
+        raise InputError(f"{os.fspath(path)}: --step draws what Keras runs for a compiled "
+                         f"model, read from a .keras file; this is {_A_FORMAT.get(fmt, fmt)}")
     if fmt == "logdir":
         return events.discover_logdir(path, run=_normal_run(options.run))
     if fmt == "events":
@@ -77,7 +88,7 @@ def discover(path: str | os.PathLike[str], options: LoadOptions = _DEFAULT_OPTIO
         graph = cast("GraphDef | None", detected.message)
         return graphdef.discover(path, text=detected.text, graph=graph)
     if fmt == "keras":
-        return keras.discover_archive(path)
+        return keras.discover_archive(path, options.step, options.batch_size)
     if fmt == "keras-h5":
         return keras.discover_h5(path)
     return keras.discover_json(path, detected.config or {})
@@ -91,7 +102,7 @@ def discover_object(obj: object, options: LoadOptions = _DEFAULT_OPTIONS) -> Dis
         return discover(obj, options)
     if isinstance(obj, Logged):
         return blobs.discover(obj)
-    return live.discover(obj)
+    return live.discover(obj, options.step, options.batch_size)
 
 
 def select(discovery: Discovery, options: LoadOptions) -> GraphSource:
@@ -113,6 +124,8 @@ def select(discovery: Discovery, options: LoadOptions) -> GraphSource:
             raise SelectionError(f"there is no graph {options.graph} in {discovery.path}; "
                                  f"it holds {_listing(graphs)}")
         candidates = [graphs[options.graph]]
+    elif options.step is not None:
+        candidates = [g for g in graphs if g.origin == STEP_ORIGIN]
     else:
         candidates = list(graphs)
     run = _normal_run(options.run)

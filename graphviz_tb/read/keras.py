@@ -14,20 +14,35 @@ import json
 import os
 import zipfile
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
+from ..errors import InputError, TensorFlowRequired
 from .base import Discovery, GraphSource
 from .detect import is_keras_config
-from .keras_config import ConfigError, to_graph_def
+from .keras_config import ConfigError, custom_classes, layers_of, to_graph_def
+from .keras_step import STEP_ORIGIN
 from .live import trace_keras_file
 
-__all__ = ["discover_archive", "discover_h5", "discover_json"]
+if TYPE_CHECKING:
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+__all__ = ["LAYER_GRAPH_ONLY", "discover_archive", "discover_h5", "discover_json"]
+
+#: What a logdir holding only Keras' layer graph lacks, and the two ways to the op graph.
+LAYER_GRAPH_ONLY = (
+    "only Keras' layer graph was logged here (Keras 3's TensorBoard callback writes no op "
+    "graph); for the op graph of the training step, draw the saved model with "
+    "'tbgraph render MODEL.keras --step train', or pass "
+    "graphviz_tb.keras.OpGraphCallback(log_dir) to fit's callbacks")
 
 
-def discover_archive(path: str | os.PathLike[str]) -> Discovery:
-    """List the conceptual graph of a ``.keras`` archive, and its op graph if TF is installed."""
+def discover_archive(path: str | os.PathLike[str], step: str | None = None,
+                     batch_size: int | None = None) -> Discovery:
+    """List the conceptual graph of a ``.keras`` archive, and its op graph if TF is installed;
+    with ``step``, what Keras runs for one step of the compiled model comes last (see
+    :mod:`.keras_step`)."""
     name = os.fspath(path)
     try:
         with zipfile.ZipFile(path) as archive:
@@ -37,13 +52,38 @@ def discover_archive(path: str | os.PathLike[str]) -> Discovery:
             from None
     except (zipfile.BadZipFile, OSError) as exc:
         raise InputError(f"{name}: cannot read the Keras archive ({exc})") from None
-    sources = [_conceptual(_decode(raw, name), name)]
+    config = _decode(raw, name)
+    sources = [_conceptual(config, name)]
     if importlib.util.find_spec("tensorflow") is not None:
+        custom = custom_classes(config)
+        layered = layers_of(config) is not None
         sources.append(GraphSource(
             name=f"{Path(name).name} · op graph (traced by TensorFlow)", kind="op",
-            origin="keras", load=lambda: trace_keras_file(name),
+            origin="keras", load=lambda: _traced(name, custom, layered),
         ))
+        if step is not None:
+            sources.append(GraphSource(
+                name=f"{Path(name).name} · {step} step (traced by TensorFlow)", kind="op",
+                origin=STEP_ORIGIN, load=lambda: _traced(name, custom, layered, step, batch_size),
+            ))
+    elif step is not None:
+        raise TensorFlowRequired(f"--step {step} (what Keras runs, traced by TensorFlow)")
     return Discovery(path=name, source_kind="keras", graphs=tuple(sources))
+
+
+def _traced(name: str, custom: list[str], layered: bool, step: str | None = None,
+            batch_size: int | None = None) -> GraphDef:
+    """The op graph TensorFlow traces; when Keras cannot build the model and the config names
+    classes of the user's own code, the refusal names them (Keras' own message does not)."""
+    try:
+        return trace_keras_file(name, step, batch_size)
+    except InputError as exc:
+        if not custom:
+            raise
+        shown = ", ".join(custom[:3]) + (f" and {len(custom) - 3} more" if len(custom) > 3 else "")
+        other = "; the layer graph (--graph 0) needs only the config" if layered else ""
+        raise InputError(f"{name}: the op graph needs Keras to build {shown}, from your own "
+                         f"code, which a safe load does not import{other}") from exc
 
 
 def discover_h5(path: str | os.PathLike[str]) -> Discovery:
@@ -85,10 +125,18 @@ def _decode(raw: bytes, name: str) -> Mapping[str, Any]:
 
 
 def _conceptual(config: Mapping[str, Any], name: str) -> GraphSource:
-    """Convert now, so a bad config is reported at discovery rather than at render time."""
+    """Convert now, so a bad config is known at discovery.  A config with no layer graph (a
+    subclassed model keeps its structure in code) is still listed beside the file's other
+    graphs, and refused in one line when it is the one chosen."""
+    source = GraphSource(name=f"{Path(name).name} · conceptual", kind="conceptual",
+                         origin="keras", load=lambda: graph)
     try:
         graph = to_graph_def(config)
     except ConfigError as exc:
-        raise InputError(f"{name}: {exc}") from None
-    return GraphSource(name=f"{Path(name).name} · conceptual", kind="conceptual",
-                       origin="keras", load=lambda: graph)
+        message = f"{name}: {exc}"
+
+        def refuse() -> GraphDef:
+            raise InputError(message)
+
+        return replace(source, load=refuse)
+    return source

@@ -29,7 +29,7 @@ from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
 from .dtypes import dtype_enum
 
-__all__ = ["ConfigError", "to_graph_def"]
+__all__ = ["ConfigError", "custom_classes", "layers_of", "to_graph_def"]
 
 # Config entries that are not worth showing: the name is the node's, the rest is code or bulky.
 _SKIPPED_KEYS = frozenset({"name", "function", "function_type", "module", "output_shape_module",
@@ -70,7 +70,7 @@ def to_graph_def(config: Mapping[str, Any] | str | bytes) -> GraphDef:
             raise ConfigError(f"the Keras model config is not valid JSON ({exc})") from None
     if not isinstance(config, Mapping):
         raise ConfigError("the JSON is not a Keras model config (not an object)")
-    if _layers_of(config) is None:
+    if layers_of(config) is None:
         raise ConfigError(
             f"the Keras config of a {config.get('class_name', 'model')} lists no layers, so there "
             "is no conceptual graph (subclassed models and bare layers keep their structure in "
@@ -81,11 +81,30 @@ def to_graph_def(config: Mapping[str, Any] | str | bytes) -> GraphDef:
     return builder.finish()
 
 
+def custom_classes(config: Any) -> list[str]:
+    """The classes a config names from the user's own code rather than from Keras
+    (``zoo>Scale``, as ``register_keras_serializable`` registers it), in order, once each:
+    what a safe load cannot build in a process that does not import that code."""
+    found: dict[str, None] = {}
+    stack = [config]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            module = item.get("module")
+            if isinstance(item.get("class_name"), str) and isinstance(module, str) \
+                    and module.split(".")[0] not in ("keras", "tf_keras", "tensorflow"):
+                found.setdefault(str(item.get("registered_name") or item["class_name"]), None)
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return list(found)
+
+
 def _config_of(spec: Mapping[str, Any]) -> Any:
     return spec.get("config", {})
 
 
-def _layers_of(spec: Mapping[str, Any]) -> list[Any] | None:
+def layers_of(spec: Mapping[str, Any]) -> list[Any] | None:
     """The layer list of a model spec, or None if the spec is a plain layer."""
     config = _config_of(spec)
     if isinstance(config, list):  # Keras 1 / early Keras 2 Sequential: the config is the list
@@ -119,7 +138,7 @@ class _Builder:
     # -- models ---------------------------------------------------------------------------------
 
     def add_model(self, spec: Mapping[str, Any], scope: str) -> _Model:
-        layers = [layer for layer in _layers_of(spec) or () if isinstance(layer, Mapping)]
+        layers = [layer for layer in layers_of(spec) or () if isinstance(layer, Mapping)]
         if _is_sequential(spec):
             return self._add_sequential(layers, scope)
         return self._add_functional(spec, layers, scope)
@@ -216,7 +235,7 @@ class _Builder:
     def _add_layer(self, spec: Mapping[str, Any], scope: str) -> str | _Model:
         """Add one layer; a nested model becomes its own scope and returns its _Model."""
         name = _layer_name(spec)
-        if _layers_of(spec) is not None:
+        if layers_of(spec) is not None:
             return self.add_model(spec, scope=f"{scope}{name}/")
         config = _config_of(spec)
         node = NodeDef(name=f"{scope}{name}", op=str(spec.get("class_name") or "Layer"))

@@ -10,30 +10,33 @@ becomes the graph's named inputs and outputs.
 
 from __future__ import annotations
 
-import re
+import warnings
 from typing import Any
 
 from google.protobuf.message import Message
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
-from ..errors import InputError, NoGraphError, TensorFlowRequired
+from ..errors import InputError, NoGraphError
 from ._proto import check_has_ops
 from .base import Discovery, GraphSource, TensorSpec
 from .keras_config import ConfigError, to_graph_def
+from .keras_step import STEP_ORIGIN, keras_input_specs, one_line, trace_step
 from .metagraph import source_for
 from .savedmodel import SavedModel
+from .tf_loader import import_keras, import_tensorflow
 
 __all__ = ["discover", "trace_keras_file", "trace_keras_model"]
 
 _TF_PACKAGES = frozenset({"tensorflow", "keras", "tf_keras"})
 _LIVE = "<live object>"
-_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/]")
 _Traced = tuple[GraphDef, tuple[TensorSpec, ...], tuple[TensorSpec, ...]]
 
 
-def discover(obj: object) -> Discovery:
-    """List the graph(s) of a live object.
+def discover(obj: object, step: str | None = None, batch_size: int | None = None
+             ) -> Discovery:
+    """List the graph(s) of a live object; with ``step``, a Keras model's graphs begin with
+    what Keras runs for that step (see :mod:`.keras_step`).
 
     Raises
     ------
@@ -43,6 +46,9 @@ def discover(obj: object) -> Discovery:
     TensorFlowRequired
         A TensorFlow object was given but TensorFlow cannot be imported.
     """
+    if step is not None and not (callable(obj) and hasattr(obj, "layers")):
+        raise InputError(f"step={step!r} draws what Keras runs for a model; pass a compiled "
+                         f"keras.Model, not a {type(obj).__qualname__}")
     if isinstance(obj, Message):
         return _discover_proto(obj)
     if not any(cls.__module__.split(".")[0] in _TF_PACKAGES for cls in type(obj).__mro__):
@@ -61,16 +67,18 @@ def discover(obj: object) -> Discovery:
         return _live((_traced_source(f"tf.function {_name(obj)}",
                                      _trace_concrete(_latest_concrete(obj))),))
     if callable(obj) and hasattr(obj, "layers"):
-        return _discover_keras(obj)
+        return _discover_keras(obj, step, batch_size)
     raise InputError(f"cannot draw a {type(obj).__qualname__}; pass a tf.Graph, a GraphDef, a "
                      "tf.function, a ConcreteFunction or a Keras model")
 
 
-def trace_keras_model(model: Any) -> _Traced:
-    """Trace a built Keras model's call (``training=False``) into an op graph.
+def trace_keras_model(model: Any, step: str | None = None, batch_size: int | None = None
+                      ) -> _Traced:
+    """Trace a built Keras model into an op graph: its call (``training=False``), or with
+    ``step`` what Keras runs for one step of ``fit``, ``evaluate`` or ``predict``.
 
-    Raises InputError if the model is not built, has no known input shape, or Keras does not
-    run on TensorFlow.
+    Raises InputError if the model is not built, has no known input shape, is not compiled
+    for the step, or Keras does not run on TensorFlow.
     """
     tf = _tensorflow()
     name = getattr(model, "name", type(model).__name__)
@@ -78,37 +86,40 @@ def trace_keras_model(model: Any) -> _Traced:
     if backend not in (None, "tensorflow"):
         raise InputError(f"the Keras model {name!r} runs on the {backend} backend; an op graph "
                          "needs KERAS_BACKEND=tensorflow")
-    specs = _keras_input_specs(model, tf, name)
+    if step is not None:
+        graph_def, concrete = trace_step(model, step, batch_size)
+        return graph_def, *_signature(concrete)
+    specs = keras_input_specs(model, tf, name)
     function = tf.function(lambda inputs: model(inputs, training=False))
     try:
         concrete = function.get_concrete_function(specs)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"tracing the Keras model {name!r} failed: {_one_line(exc)}") from exc
+        raise InputError(f"tracing the Keras model {name!r} failed: {one_line(exc)}") from exc
     return _trace_concrete(concrete)
 
 
-def trace_keras_file(path: str) -> GraphDef:
+def trace_keras_file(path: str, step: str | None = None, batch_size: int | None = None
+                     ) -> GraphDef:
     """Load a ``.keras`` file with Keras (``safe_mode=True``: no code from the file runs) and
-    trace it."""
-    _tensorflow()
-    import keras  # imported here: it pulls in TensorFlow
-
-    try:
-        model = keras.saving.load_model(path, safe_mode=True, compile=False)
-    except Exception as exc:  # Keras raises anything from a custom layer's from_config
-        raise InputError(
-            f"{path}: Keras could not load the model to trace its op graph ({_one_line(exc)}); "
-            "the conceptual graph needs no loading"
-        ) from exc
-    return trace_keras_model(model)[0]
+    trace it; a step needs the optimizer and loss the file was compiled with."""
+    keras = import_keras("tracing a Keras file's op graph")
+    # Keras' own warnings on loading (an optimizer whose state was saved before its first
+    # step, say) concern training it further, not drawing it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = keras.saving.load_model(path, safe_mode=True,
+                                            compile=step in ("train", "test"))
+        except Exception as exc:  # Keras raises anything from a custom layer's from_config
+            raise InputError(
+                f"{path}: Keras could not load the model to trace its op graph "
+                f"({one_line(exc)}); the conceptual graph needs no loading"
+            ) from exc
+        return trace_keras_model(model, step, batch_size)[0]
 
 
 def _tensorflow() -> Any:
-    try:
-        import tensorflow as tf  # imported here only: the core never needs it
-    except ImportError:
-        raise TensorFlowRequired("drawing live TensorFlow objects") from None
-    return tf
+    return import_tensorflow("drawing live TensorFlow objects")
 
 
 def _live(sources: tuple[GraphSource, ...], warnings: tuple[str, ...] = ()) -> Discovery:
@@ -159,13 +170,18 @@ def _latest_concrete(function: Any) -> Any:
 
 
 def _trace_concrete(concrete: Any) -> _Traced:
+    graph_def = _to_tensorboard(concrete.graph.as_graph_def(add_shapes=True))
+    return graph_def, *_signature(concrete)
+
+
+def _signature(concrete: Any) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
+    """A concrete function's own inputs (not its captures) and its outputs."""
     graph = concrete.graph
-    graph_def = _to_tensorboard(graph.as_graph_def(add_shapes=True))
     own_inputs = len(graph.inputs) - len(concrete.captured_inputs)
     inputs = tuple(_spec(tensor.op.name, tensor) for tensor in graph.inputs[:own_inputs])
     outputs = tuple(_spec(name, tensor)
                     for name, tensor in zip(_output_names(concrete), graph.outputs, strict=False))
-    return graph_def, inputs, outputs
+    return inputs, outputs
 
 
 def _output_names(concrete: Any) -> list[str]:
@@ -193,15 +209,20 @@ def _traced_source(name: str, traced: _Traced, origin: str = "live") -> GraphSou
                        load=lambda: check_has_ops(graph, name), inputs=inputs, outputs=outputs)
 
 
-def _discover_keras(model: Any) -> Discovery:
-    """A Keras model: its traced op graph and, when it has a config, its conceptual graph."""
+def _discover_keras(model: Any, step: str | None, batch_size: int | None) -> Discovery:
+    """A Keras model: what Keras runs for ``step`` if asked, its traced op graph and, when it
+    has a config, its conceptual graph."""
     name = getattr(model, "name", "model")
     sources = [_traced_source(f"keras model {name} · op graph", trace_keras_model(model))]
+    if step is not None:
+        sources.insert(0, _traced_source(f"keras model {name} · {step} step",
+                                         trace_keras_model(model, step, batch_size),
+                                         origin=STEP_ORIGIN))
     warnings: tuple[str, ...] = ()
     try:
         conceptual = to_graph_def(model.to_json())
     except (NotImplementedError, TypeError, ValueError, ConfigError) as exc:
-        warnings = (f"no conceptual graph for the Keras model {name!r}: {_one_line(exc)}",)
+        warnings = (f"no conceptual graph for the Keras model {name!r}: {one_line(exc)}",)
     else:
         sources.append(GraphSource(name=f"keras model {name} · conceptual", kind="conceptual",
                                    origin="live", load=lambda: conceptual))
@@ -215,40 +236,6 @@ def _keras_backend(model: Any) -> str | None:
     import keras  # a Keras 3 model: keras is importable
 
     return str(keras.backend.backend())
-
-
-def _keras_input_specs(model: Any, tf: Any, name: str) -> Any:
-    """TensorSpecs in the structure the model's call expects, named after its Input layers."""
-    if not getattr(model, "built", False):
-        raise InputError(f"the Keras model {name!r} is not built: call it on a batch of data or "
-                         "call model.build(input_shape) first")
-    structure = getattr(model, "_inputs_struct", None)
-    if structure is None:
-        try:
-            structure = model.inputs
-        except (AttributeError, ValueError):
-            structure = None
-        if isinstance(structure, list) and len(structure) == 1:
-            structure = structure[0]
-    if structure:
-        return tf.nest.map_structure(
-            lambda t: tf.TensorSpec(t.shape, t.dtype, name=_safe_name(getattr(t, "name", None))),
-            structure,
-        )
-    shapes = getattr(model, "_build_shapes_dict", None) or {}
-    if len(shapes) == 1:
-        dtype = getattr(model, "input_dtype", None) or "float32"
-        return tf.TensorSpec(next(iter(shapes.values())), dtype, name="inputs")
-    raise InputError(f"the Keras model {name!r} has no recorded input shape; pass a tf.function "
-                     "with an input_signature, or a ConcreteFunction, instead")
-
-
-def _safe_name(name: str | None) -> str | None:
-    """A Keras tensor name made valid as a TensorFlow op name (or None to let TF pick)."""
-    if not name:
-        return None
-    cleaned = _UNSAFE_NAME_CHARS.sub("_", name.split(":")[0])
-    return cleaned if re.match(r"[A-Za-z0-9.]", cleaned) else f"input_{cleaned}"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..errors import GraphvizTbError, GraphvizTbWarning
 from ..group.training import is_bookkeeping
 from ..group.tree import Group, Hierarchy, Member, OpNode, is_section
+from ..group.variables import VARIABLES_KIND
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -242,10 +243,12 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
         for c in group.children:
             if isinstance(c, Group) and c.op_count > 1 and c not in optimizers and (
                     weight is not None or (not is_bookkeeping(c.label)
-                                           and not _saves_checkpoints(c))):
+                                           and not _saves_checkpoints(c)
+                                           and c.kind != VARIABLES_KIND)):
                 size = measure(c)
                 if size > 0:
-                    rank = -1 if c in models else 0 if not (late or c in gradients) else \
+                    rank = -1 if c in models or _wrapped(group, c) else \
+                        0 if not (late or c in gradients) else \
                         1 if 2 * c.op_count > total else 2
                     heapq.heappush(queue, (rank, -size, c.name, c))
 
@@ -254,10 +257,11 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
         rank, _, _, g = heapq.heappop(queue)
         if rank == 2:
             continue
-        if rank == 0 and weight is None and g.op_count <= OVERVIEW_SHARE * total \
-                and visible >= OVERVIEW_MIN:
-            continue  # what is left is small, and the picture is an overview already
         children = g.children
+        small = g.op_count <= OVERVIEW_SHARE * total and visible >= OVERVIEW_MIN
+        if rank == 0 and weight is None and small \
+                and not (g.parent in h.training and _one_group(h, children)):
+            continue  # what is left is small, and the picture is an overview already
         grown = visible - 1 + len(children)
         # Gradients holding more than half the ops (plain SGD's step) open after the model,
         # and may take twice the budget: one box of most of the graph is no overview.
@@ -269,6 +273,25 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
         visible = grown
         offer(g, rank > 0)
     return opened
+
+
+def _wrapped(group: Group, child: Group) -> bool:
+    """Is ``child`` what a function mostly wraps (a SavedModel's signature function calls the
+    model's function, whose body is the model's scope)?  It opens with the function, as a
+    training step's model does."""
+    return group.kind == "function" and 2 * child.op_count > group.op_count
+
+
+def _one_group(h: Hierarchy, children: list[Member]) -> bool:
+    """Is a group's only child a scope of its own (``compile_loss`` holding only
+    ``sparse_categorical_crossentropy``, in what Keras 3's ``fit`` runs)?  Opening a part of
+    a training step that wraps its loss costs no box and names the loss.
+    A scope named after its op (``conv1/convolution``, the op and its inputs), or as the group
+    is (``dropout/dropout``), names nothing new."""
+    if len(children) != 1 or not isinstance(children[0], Group):
+        return False
+    child = children[0]
+    return child.name not in h.ops and child.label != child.parent.label  # type: ignore[union-attr]
 
 
 #: The functions a SavedModel traces to save and restore its variables.

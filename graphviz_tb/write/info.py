@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..errors import printable
+from ..errors import InputError, printable
 from ..group.tree import scope_path
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..model.graph import GraphModel
     from ..read.base import Discovery
 
-__all__ = ["format_info", "graph_info"]
+__all__ = ["format_info", "graph_info", "listing_info"]
 
 _TOP = 10
 #: Names longer than this are cut in the text summary (the JSON keeps them whole).
@@ -40,13 +40,7 @@ def graph_info(model: GraphModel, discovery: Discovery, selected: int,
                   if d["role"] == "op" and d.get("function") is None)
     groups = _top_level_groups(model)
     return {
-        "path": discovery.path,
-        "source_kind": discovery.source_kind,
-        "graphs": [
-            {"index": i, "name": s.name, "kind": s.kind, "origin": s.origin, "run": s.run,
-             "tag": s.tag, "step": s.step, "nodes": count_nodes(i)}
-            for i, s in enumerate(discovery.graphs)
-        ],
+        **listing_info(discovery, count_nodes),
         "selected": selected,
         "run_metadata": [
             {"name": c.name, "origin": c.origin, "run": c.run, "tag": c.tag, "step": c.step,
@@ -67,7 +61,32 @@ def graph_info(model: GraphModel, discovery: Discovery, selected: int,
         "outputs": [s.__dict__ for s in model.outputs],
         "warnings": [*discovery.warnings, *model.warnings.lines()],
         "shapes": model.shapes_note(),
+        "notes": list(model.notes),
     }
+
+
+def listing_info(discovery: Discovery, count_nodes: Callable[[int], int]) -> dict[str, Any]:
+    """What :func:`graph_info` says of the input as a whole: its path, kind and every graph in
+    it, each with its node count or what refuses it.  Alone, it is the summary of an input
+    none of whose graphs can be drawn."""
+    return {
+        "path": discovery.path,
+        "source_kind": discovery.source_kind,
+        "graphs": [
+            {"index": i, "name": s.name, "kind": s.kind, "origin": s.origin, "run": s.run,
+             "tag": s.tag, "step": s.step, **_counted(count_nodes, i)}
+            for i, s in enumerate(discovery.graphs)
+        ],
+    }
+
+
+def _counted(count_nodes: Callable[[int], int], index: int) -> dict[str, Any]:
+    """``nodes`` of a listed graph, or ``nodes: None`` and the ``error`` that refuses it: a
+    file's other graphs are listed whatever one of them holds."""
+    try:
+        return {"nodes": count_nodes(index)}
+    except InputError as exc:
+        return {"nodes": None, "error": str(exc)}
 
 
 def _top_level_groups(model: GraphModel) -> list[dict[str, Any]]:
@@ -102,12 +121,15 @@ def format_info(info: dict[str, Any]) -> str:
     line per item whatever the names hold.
     """
     lines = [f"{printable(info['path'])}: {info['source_kind']}"]
-    if len(info["graphs"]) > 1:
+    if len(info["graphs"]) > 1 or "selected" not in info:
         lines.append(f"graphs found: {len(info['graphs'])} (choose with --graph N, --run, --tag)")
         for g in info["graphs"]:
-            mark = "*" if g["index"] == info["selected"] else " "
-            lines.append(f" {mark} [{g['index']}] {_name(g['name'])}  "
-                         f"({g['kind']}, {g['nodes']:,} nodes)")
+            mark = "*" if g["index"] == info.get("selected") else " "
+            size = f"{g['nodes']:,} nodes" if g["nodes"] is not None else \
+                f"cannot be drawn: {printable(g['error'])}"
+            lines.append(f" {mark} [{g['index']}] {_name(g['name'])}  ({g['kind']}, {size})")
+    if "selected" not in info:  # none of the graphs can be drawn: the listing says why
+        return "\n".join(lines)
     if info["run_metadata"]:
         lines.append(f"recorded costs: {len(info['run_metadata'])} (colour by them with "
                      "--color-by compute-time or memory; choose with --run-metadata TAG)")
@@ -135,6 +157,8 @@ def format_info(info: dict[str, Any]) -> str:
             f"{_name(g['name'])} ({g['ops']:,})" for g in info["groups"]))
     if info.get("shapes"):
         lines.append(f"shapes: {info['shapes']}")
+    for note in info.get("notes", ()):
+        lines.append(f"note: {note}")
     for w in info["warnings"]:
         lines.append(f"warning: {printable(w)}")
     return "\n".join(lines)

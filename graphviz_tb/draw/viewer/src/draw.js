@@ -6,6 +6,7 @@
 import { fill, formatCost, formatShare } from "./colors.js";
 import { textWidth } from "./layout.js";
 import { STYLE } from "./style.gen.js";
+import { counted } from "./graph.js";
 
 export const SVG_NS = "http://www.w3.org/2000/svg";
 const MAX_LABEL = STYLE.maxLine;
@@ -93,7 +94,7 @@ function title(parent, lines) {
 export function tooltip(graph, i) {
   const lines = [cleanText(graph.name[i], 300)];
   if (graph.isGroup(i)) {
-    lines.push(`${graph.kindName(i)}: ${graph.nops[i].toLocaleString()} ops`);
+    lines.push(`${graph.kindName(i)}: ${counted(graph.nops[i], graph.unit)}`);
     if (graph.functions[i]) lines.push(`function: ${cleanText(graph.functions[i], 200)}`);
     return lines;
   }

@@ -6,9 +6,9 @@
 // collapsed group contain a traced op" a prefix-sum lookup instead of a walk.
 
 export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5, BLOCK: 6, SECTION: 7,
-  UPDATE: 8 };
+  UPDATE: 8, VARIABLES: 9, METRICS: 10 };
 export const KIND_NAMES = ["op", "root", "scope", "function", "prefix", "series", "block",
-  "section", "update"];
+  "section", "update", "variables", "metrics"];
 export const ROLE_NAMES = ["op", "missing", "arg", "retval"];
 export const EDGE_KINDS = ["data", "control", "ref"];
 export const DIFF_STATUSES = ["unchanged", "added", "removed", "changed"];
@@ -43,6 +43,11 @@ function column(packed) {
   return Type === Int32Array ? out : Int32Array.from(out);
 }
 
+// "1 op", "12 ops", "9 layers": a count in the graph's unit.
+export function counted(n, unit) {
+  return `${n.toLocaleString("en-US")} ${unit}${n === 1 ? "" : "s"}`;
+}
+
 export class Graph {
   constructor(d) {
     const ints = (key) => column(d[key]);
@@ -67,6 +72,8 @@ export class Graph {
     this.dtypes = d.dtypes;
     this.templates = d.templates;
     this.shapesNote = d.shapesNote || null;
+    // What a node is to the reader: an op, or a layer of a Keras layer graph.
+    this.unit = d.unit || "op";
     this.captions = d.captions;
     this.functions = d.functions;
     this.calls = d.calls;

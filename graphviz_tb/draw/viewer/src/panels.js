@@ -65,6 +65,8 @@ const INVENTED = {
   block: "a stretch of the dataflow",
   section: "a slice of a group too big to draw at once",
   update: "the optimizer's updates of one layer's variables",
+  variables: "the variables the function calls beside it read",
+  metrics: "a training step's updates of its metrics",
 };
 
 export function renderDetails(app, i) {
@@ -98,7 +100,7 @@ export function renderDetails(app, i) {
       const c = g.diff.counts[i];
       fact("diff", c ? `${c[0]} added, ${c[1]} removed, ${c[2]} changed` : "unchanged");
     }
-    fact("ops", fmtNumber(g.nops[i]));
+    fact(`${g.unit}s`, fmtNumber(g.nops[i]));
     fact("children", fmtNumber(g.kids(i).length));
     if (g.functions[i]) fact("function", cleanText(g.functions[i]));
     if (g.tpl[i] >= 0) {
@@ -447,6 +449,7 @@ export function renderLegend(app) {
   rows.push(edge("data", "data (label: shape)"), edge("control", "control dependency"),
     edge("ref", "reference (mutated)"));
   // Why the data edges have no labels, and what adds them (as the static legend says).
+  for (const note of app.data.legendNotes || []) rows.push(h("li", { class: "more" }, note));
   if (g.shapesNote) rows.push(h("li", { class: "more" }, g.shapesNote));
   return [h("h3", null, TITLES[mode] || ""), h("ul", null, rows)];
 }

@@ -5,6 +5,7 @@
 
 import { h } from "./dom.js";
 import { cleanText } from "./draw.js";
+import { counted } from "./graph.js";
 import { Minimap, renderChanges, renderDetails, renderLegend, renderTopOps } from "./panels.js";
 import { download, exportSvg, fileStem, pngBlob } from "./exporter.js";
 import { SearchBox } from "./search.js";
@@ -177,11 +178,11 @@ export class UI {
     const g = app.g;
     const drawn = app.scene ? app.scene.boxes.filter((b) => !b.stub).length : 0;
     const parts = [`${drawn.toLocaleString("en-US")} nodes drawn`,
-      `${(g.n - 1).toLocaleString("en-US")} ops and groups in all`];
+      `${(g.n - 1).toLocaleString("en-US")} ${g.unit}s and groups in all`];
     if (app.trace) {
       const ops = app.trace.count;
       parts.push(`trace ${app.trace.dir === "in" ? "inputs" : "outputs"} of ` +
-        `${cleanText(g.name[app.trace.root], 80)}: ${ops.toLocaleString("en-US")} ops`);
+        `${cleanText(g.name[app.trace.root], 80)}: ${counted(ops, g.unit)}`);
     }
     if (app.lastLayoutMs) parts.push(`last layout ${Math.round(app.lastLayoutMs)} ms`);
     this.status.textContent = parts.join(" · ");

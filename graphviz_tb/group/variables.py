@@ -1,0 +1,96 @@
+"""The variables that function calls read, folded into one group beside the calls.
+
+A TF2 SavedModel's graph (``tf.saved_model.save``, Keras 3's ``model.export()``) holds at its
+top level a resource handle for every variable, often three (``conv1/kernel``,
+``conv1/kernel_1``, ``Variable_261``), each with the ops that read, initialise and check it,
+and the function calls (the signatures, save and restore) that take the handles as inputs.
+What Keras 3's ``fit`` runs has the same shape: one call of the step function fed by a
+captured-variable placeholder per variable.  Grouped by their names, those handles stood at
+the top level as a copy of the model's layers (``block_1 … block_16``), or as a fan of
+hundreds of numbered placeholders, while the call that holds the computation stayed closed
+beside them.
+
+So the members of a group that are nothing but variable handles and their bookkeeping, and
+that feed function calls, go into one group of kind ``variables`` beside those calls: one
+closed box, which the first picture never opens by itself.  A member qualifies when every op
+in it is a handle (``VarHandleOp``, a resource placeholder or argument), reads it
+(``ReadVariableOp``), writes it or asks whether it was initialised, and no handle of it feeds
+anything else (a dataset's ``iterator`` placeholder feeds ``IteratorGetNext``, which stays).
+Handles that feed ops directly (a traced step's ``*_readvariableop_resource`` arguments) have
+joined their readers before this runs (:mod:`.training`), so only those read by calls remain.
+A placeholder or constant named by a number alone is how TensorFlow captures an outer tensor
+into a function (a layer's constant, beside the variables ``fit`` captures): it counts too.
+"""
+
+from __future__ import annotations
+
+from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
+from .tree import Group, Hierarchy, Member, OpNode, op_members, reparent
+
+__all__ = ["VARIABLES_KIND", "fold_variables"]
+
+#: The kind, and the name, of the groups made here.
+VARIABLES_KIND = "variables"
+
+#: Ops that only hold, read, write or check a variable through its handle.
+_VARIABLE_OPS = frozenset({"VarHandleOp", "ReadVariableOp", "AssignVariableOp",
+                           "AssignAddVariableOp", "AssignSubVariableOp", "VarIsInitializedOp",
+                           "DestroyResourceOp", "VariableShape"})
+
+#: How TensorFlow brings an outer tensor into a function it traces: a placeholder, or a
+#: constant, named by a number alone.
+_CAPTURED = frozenset({"Placeholder", "Const"})
+
+#: Fewer qualifying members than this stay as they are: one handle beside a call is no fan.
+_FOLD_MIN = 2
+
+
+def fold_variables(h: Hierarchy) -> None:
+    """Fold, in every group that holds a function call, the members that are only variables
+    the calls read (see the module docstring)."""
+    for container in [h.root, *list(h.groups.values())]:
+        kids = container._children
+        if len(kids) > _FOLD_MIN and any(
+                isinstance(c, Group) and c.kind == "function" for c in kids):
+            _fold_in(h, container)
+
+
+def _fold_in(h: Hierarchy, container: Group) -> None:
+    kids = container._children
+    where = child_index(kids)
+    succ = h.model.g._succ
+    calls = {i for i, c in enumerate(kids) if isinstance(c, Group) and c.kind == "function"}
+    ops = [_ops(c) for c in kids]
+    only = [i not in calls and all(_is_variable_op(h, op) for op in ops[i])
+            for i in range(len(kids))]
+    chosen: list[int] = []
+    fed_call = False
+    for i in range(len(kids)):
+        if not only[i]:
+            continue
+        consumers = {where.get(v) for op in ops[i] for v in succ[op.name]} - {i, None}
+        if all(j in calls or only[j] for j in consumers):  # type: ignore[index]
+            chosen.append(i)
+            fed_call |= bool(consumers & calls)
+    if len(chosen) < _FOLD_MIN or not fed_call:
+        return
+    name = f"{container.name}/{VARIABLES_KIND}" if container.name else VARIABLES_KIND
+    if name in h.groups or name in h.ops:
+        return
+    group = Group(name, h, container, container.depth + 1, kind=VARIABLES_KIND)
+    reparent([kids[i] for i in chosen], group)
+    h.groups[name] = group
+    gone = set(chosen)
+    container._children = [c for i, c in enumerate(kids) if i not in gone] + [group]
+
+
+def _ops(member: Member) -> list[OpNode]:
+    return [member] if isinstance(member, OpNode) else op_members(member)  # type: ignore[arg-type, list-item]
+
+
+def _is_variable_op(h: Hierarchy, op: OpNode) -> bool:
+    """Does this op only hold, read, write or check a variable (or is it a resource handle
+    coming in as a placeholder or argument)?"""
+    kind = h.model.g._node[op.name]["op"]
+    return kind in _VARIABLE_OPS or (kind in DATA_SOURCE_OPS and is_parameter(
+        h, op.name, 0)) or (kind in _CAPTURED and op.label.isdigit())

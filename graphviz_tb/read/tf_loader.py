@@ -1,0 +1,51 @@
+"""TensorFlow, imported only when a feature needs it, and quietly.
+
+The core never needs TensorFlow: it reads protobufs with TensorBoard's copies of the protos.
+Tracing live objects and Keras files, and TensorFlow's own shape inference, do; they import it
+through :func:`import_tensorflow`, the one place that does.  TensorFlow's C++ runtime logs
+start-up lines to stderr (``oneDNN custom operations are on``, ``cpu_feature_guard``, ``All log
+messages before absl::InitializeLog()``) that mean nothing to a reader of a picture and look
+like errors, and its Python side logs through ``absl``.  The C++ side reads its log level from
+the environment once, at import, so it is set before: to errors only, unless the user chose a
+level.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from ..errors import TensorFlowRequired
+
+__all__ = ["import_keras", "import_tensorflow"]
+
+#: TensorFlow's C++ log level: 3 keeps even its errors off stderr (ours say what failed).
+_QUIET = {"TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
+def import_tensorflow(feature: str) -> Any:
+    """The ``tensorflow`` module, its start-up logs silenced.
+
+    Raises
+    ------
+    TensorFlowRequired
+        TensorFlow is not installed; the message names ``feature``.
+    """
+    for key, value in _QUIET.items():
+        os.environ.setdefault(key, value)
+    try:
+        import tensorflow as tf  # imported here only: the core never needs it
+    except ImportError:
+        raise TensorFlowRequired(feature) from None
+    for name in ("tensorflow", "absl", "keras"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return tf
+
+
+def import_keras(feature: str) -> Any:
+    """The ``keras`` module that runs on the TensorFlow :func:`import_tensorflow` gives."""
+    import_tensorflow(feature)
+    import keras  # imported here: it pulls in TensorFlow
+
+    return keras
