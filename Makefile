@@ -9,13 +9,15 @@ SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved
 
 .PHONY: demo test lint docs bench samples clean viewer gallery dist
 
-# The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), built
-# from npm packages pinned in package-lock.json; build products, never committed.
-VIEWER     := graphviz_tb/draw/viewer/bundle.js graphviz_tb/draw/viewer/layout-worker.js.gz
+# The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), and the
+# TensorBoard tab, built from npm packages pinned in package-lock.json; build products, never
+# committed.
+VIEWER     := graphviz_tb/draw/viewer/bundle.js graphviz_tb/draw/viewer/layout-worker.js.gz \
+              graphviz_tb/tbplugin/tab.js
 # The viewer's sources: its own code (less what the build generates) and graphviz_tb/style.py,
 # the palette and sizes it shares with Python.
 VIEWER_SRC := $(filter-out %/style.gen.js,$(wildcard graphviz_tb/draw/viewer/src/*.js)) \
-              graphviz_tb/style.py scripts/build-viewer.mjs
+              $(wildcard graphviz_tb/tbplugin/src/*.js) graphviz_tb/style.py scripts/build-viewer.mjs
 
 node_modules/.package-lock.json: package.json package-lock.json
 	@scripts/ensure-system.sh node:nodejs npm:npm
@@ -103,12 +105,14 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
 
 # Speed and size against the baselines and peers, side by side in one run: builds the graphs
 # in bench/graphs/ with TensorFlow when missing, then writes bench/RESULTS.md (takes a while);
-# then the scaling bench: each graph shape at 1x, 2x and 4x, its section of RESULTS.md.
+# then the scaling bench: each graph shape at 1x, 2x and 4x, its section of RESULTS.md; then
+# the TensorBoard tab against the command line on NASNet-Large's step (bench/tbplugin.py).
 bench: $(VENV)/.stamp-bench $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python bench/run.py --build-missing
 	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/tbplugin.py
 
 samples: $(VENV)/.stamp-test
 	$(BIN)/python samples/make_samples.py

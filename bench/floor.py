@@ -24,7 +24,6 @@ TF2 training step from ``bench/graphs``, 5 runs, its section of ``bench/RESULTS.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -33,10 +32,9 @@ from pathlib import Path
 from run import (
     FLOOR_BEGIN,
     FLOOR_END,
-    GRAPHS,
-    HERE,
     PY,
     load_average,
+    one_graph_arguments,
     parse_only,
     run_timed,
     tbgraph,
@@ -101,14 +99,7 @@ def commands(path: Path, work: Path) -> dict[str, list[str]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("graph", nargs="?", default=str(GRAPHS / "nasnet_large_step.pb"))
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
-    args = parser.parse_args()
-    path = Path(args.graph)
-    if not path.is_file():
-        sys.exit(f"floor.py: {path} does not exist (bench/make_graphs.py builds the bench's)")
+    path, args = one_graph_arguments(__doc__.splitlines()[0], 5, "floor.py")
     load_start = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         cuts = commands(path, Path(tmp))

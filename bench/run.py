@@ -54,11 +54,12 @@ CATALOGUE = {
     "nasnet_large_step": "NASNet-Large TF2 training step (tf.function, GradientTape, Adam)",
     "synthetic_200k": "synthetic graph composed from the above",
 }
-#: Where bench/scale.py's and bench/floor.py's sections of RESULTS.md begin and end (this
-#: script keeps them).
+#: Where bench/scale.py's, bench/floor.py's and bench/tbplugin.py's sections of RESULTS.md begin
+#: and end (this script keeps them).
 SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
 FLOOR_BEGIN, FLOOR_END = "<!-- floor: begin -->", "<!-- floor: end -->"
-_SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END))
+TBPLUGIN_BEGIN, TBPLUGIN_END = "<!-- tbplugin: begin -->", "<!-- tbplugin: end -->"
+_SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END), (TBPLUGIN_BEGIN, TBPLUGIN_END))
 #: Files this large are measured once, whatever --repeat says.
 BIG_FILE = 20_000_000
 
@@ -492,6 +493,22 @@ def _sections(results: Path) -> list[str]:
         if 0 <= start < stop:
             out.append(text[start:stop + len(end)])
     return out
+
+
+def one_graph_arguments(description: str, repeat: int, script: str
+                        ) -> tuple[Path, argparse.Namespace]:
+    """The command line of a bench on one graph (floor.py, tbplugin.py): the graph (default
+    NASNet-Large's training step from ``bench/graphs``), ``--repeat`` and ``--out`` (default
+    RESULTS.md); stops, saying what builds it, when the graph is missing."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("graph", nargs="?", default=str(GRAPHS / "nasnet_large_step.pb"))
+    parser.add_argument("--repeat", type=int, default=repeat)
+    parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    args = parser.parse_args()
+    path = Path(args.graph)
+    if not path.is_file():
+        sys.exit(f"{script}: {path} does not exist (bench/make_graphs.py builds the bench's)")
+    return path, args
 
 
 def write_section(results: Path, text: str, begin: str, end: str) -> None:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from .model.inference import ShapeReport
     from .read.base import Discovery, GraphSource
 
-__all__ = ["Diff", "Graph", "describe_engine", "diff", "format_info", "list_graphs", "load"]
+__all__ = ["Diff", "Graph", "describe_engine", "diff", "discover", "format_info", "list_graphs",
+           "load"]
 
 
 class Graph:
@@ -398,7 +399,9 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
     source:
         A path (GraphDef ``.pb``/``.pbtxt``, ``.meta``, SavedModel directory, event file or
         logdir, ``.keras``/``.h5``) or a live ``tf.Graph``, ``GraphDef``, ``tf.function``,
-        ConcreteFunction or ``keras.Model``.
+        ConcreteFunction or ``keras.Model``, or what TensorBoard logged, as bytes
+        (:class:`graphviz_tb.logged.Logged`: how the TensorBoard plugin reads its data
+        provider's blobs).
     options, **kwargs:
         A :class:`LoadOptions`, or its fields as keywords (``run=``, ``tag=``, ``graph=``,
         ``tags=``, ``functions=``).
@@ -422,6 +425,27 @@ def load(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Grap
         options = replace(options, **kwargs)
     model, discovery, index, cost = read_graph(source, options)
     return Graph(model, discovery, index, options, cost)
+
+
+def discover(source: Any, options: LoadOptions | None = None, **kwargs: Any) -> Discovery:
+    """What an input holds, without loading any of it: every graph (``graphs``, each a
+    :class:`graphviz_tb.read.base.GraphSource` with its name, kind, run, tag and step) and
+    every set of recorded costs (``costs``), in the order :func:`load`'s ``graph=`` counts.
+
+    ``source`` and the options are as for :func:`load` (only ``run`` narrows a logdir here).
+
+    Raises
+    ------
+    graphviz_tb.InputError
+        The input is not a graph we can read, or holds none.
+    """
+    from .pipeline import discover_input  # the driver, as above
+
+    if options is None:
+        options = LoadOptions(**kwargs)
+    elif kwargs:
+        options = replace(options, **kwargs)
+    return discover_input(source, options)
 
 
 class Diff:

@@ -63,11 +63,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CostSet", "EmbeddedGraph", "GraphDiff", "Loaded", "PageEntry", "ShapeReport",
     "check_page", "check_render", "describe_engine", "diff_groups", "diff_models",
-    "failure_lines", "format_info", "graph_cost", "graph_info", "group", "infer_shapes",
-    "input_listing",
-    "metric_of", "model_of", "read_graph", "recorded_costs", "render_bytes", "render_html",
-    "render_pages", "resolve_node", "row_json", "shape_rows", "shape_text", "table_lines",
-    "trace_lines", "write_output",
+    "discover_input", "failure_lines", "format_info", "graph_cost", "graph_info", "group",
+    "infer_shapes", "input_listing", "metric_of", "model_of", "read_graph", "recorded_costs",
+    "render_bytes", "render_html", "render_pages", "resolve_node", "row_json", "shape_rows",
+    "shape_text", "table_lines", "trace_lines", "write_output",
 ]
 
 
@@ -84,11 +83,19 @@ class Loaded(NamedTuple):
     cost: Cost
 
 
+def discover_input(source: Any, options: LoadOptions) -> Discovery:
+    """Every graph and recorded cost of an input (a path, a live object, logged blobs), none of
+    them loaded."""
+    if isinstance(source, (str, os.PathLike)):
+        return discover(source, options)
+    return discover_object(source, options)
+
+
 @paused_gc
 def read_graph(source: Any, options: LoadOptions) -> Loaded:
     """Read the input, choose its graph, check it fits in memory, and build its model."""
     with _nested_too_deeply(source):
-        discovery = _discovered(source, options)
+        discovery = discover_input(source, options)
         chosen = select(discovery, options)
         graph_def, chosen, refused = _load_default(discovery, chosen, options)
         index = discovery.graphs.index(chosen)
@@ -103,7 +110,8 @@ def read_graph(source: Any, options: LoadOptions) -> Loaded:
                         where=where, names=names)
     if refused is not None:
         model.warnings.add("graph refused", refused)
-    if chosen.kind == "conceptual" and discovery.source_kind in ("logdir", "events") \
+    if chosen.kind == "conceptual" \
+            and discovery.source_kind in ("logdir", "events", "logged") \
             and not any(g.kind == "op" for g in discovery.graphs):
         model.notes.append(LAYER_GRAPH_ONLY)
     return Loaded(model, discovery, index, cost)
@@ -113,15 +121,8 @@ def input_listing(source: Any, options: LoadOptions) -> dict[str, Any]:
     """Every graph of the input, each with its node count or what refuses it (see
     :func:`~graphviz_tb.write.info.listing_info`)."""
     with _nested_too_deeply(source):
-        discovery = _discovered(source, options)
+        discovery = discover_input(source, options)
         return listing_info(discovery, lambda i: len(discovery.graphs[i].load().node))
-
-
-def _discovered(source: Any, options: LoadOptions) -> Discovery:
-    """The graphs of a path or of a live object."""
-    if isinstance(source, (str, os.PathLike)):
-        return discover(source, options)
-    return discover_object(source, options)
 
 
 @contextlib.contextmanager

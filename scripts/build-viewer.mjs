@@ -7,7 +7,10 @@
 //   to run in a Web Worker, gzipped.  The page carries it base64-encoded as inert data and
 //   decompresses it with DecompressionStream only when a layout is first needed.
 //
-// Both are deterministic: the same sources give the same bytes (gzip at a fixed level, with no
+// * graphviz_tb/tbplugin/tab.js: the tbgraph tab of TensorBoard, an ES module TensorBoard
+//   imports in the tab's iframe (it shows the viewer pages the plugin serves).
+//
+// All are deterministic: the same sources give the same bytes (gzip at a fixed level, with no
 // timestamp and a fixed operating-system byte in its header).
 //
 // First it writes graphviz_tb/draw/viewer/src/style.gen.js (also ignored by git): the palette,
@@ -26,6 +29,7 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const viewer = path.join(root, "graphviz_tb", "draw", "viewer");
 const dev = process.argv.includes("--dev");
 const BUNDLE = path.join(viewer, "bundle.js");
+const TAB = path.join(root, "graphviz_tb", "tbplugin", "tab.js");
 const WORKER = path.join(viewer, "layout-worker.js.gz");
 
 const common = {
@@ -111,6 +115,19 @@ const text = await readFile(BUNDLE, "utf8");
 if (/<\/?script/i.test(text)) fail("the bundle contains a <script> or </script> tag; refusing it");
 if (/[^\x00-\x7f]/.test(text)) fail("the bundle is not ASCII (see the charset option above)");
 const bytes = Object.values(result.metafile.outputs)[0].bytes;
+
+// 3. The TensorBoard tab: an ES module (TensorBoard calls its `render()`), served as a file of
+// its own, so only ASCII matters (the same reason as above: no charset surprises).
+const tab = await build({
+  ...common,
+  format: "esm",
+  entryPoints: [path.join(root, "graphviz_tb", "tbplugin", "src", "tab.js")],
+  outfile: TAB,
+  metafile: true,
+  charset: "ascii",
+});
+const tabBytes = Object.values(tab.metafile.outputs)[0].bytes;
 console.log(`viewer bundle: ${path.relative(root, BUNDLE)} (${kib(bytes)}); ` +
   `layout worker: ${path.relative(root, WORKER)} (${kib(workerBytes.length)}, ` +
-  `gzipped ${kib(gz.length)}, ${kib(Math.ceil(gz.length / 3) * 4)} as base64)`);
+  `gzipped ${kib(gz.length)}, ${kib(Math.ceil(gz.length / 3) * 4)} as base64); ` +
+  `TensorBoard tab: ${path.relative(root, TAB)} (${kib(tabBytes)})`);

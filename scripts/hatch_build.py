@@ -1,6 +1,7 @@
 """The wheel build hook: the HTML viewer is built before the package is, or the build fails.
 
-The viewer (``graphviz_tb/draw/viewer/bundle.js`` and ``layout-worker.js.gz``) is made from
+The viewer (``graphviz_tb/draw/viewer/bundle.js`` and ``layout-worker.js.gz``, and the
+TensorBoard tab ``graphviz_tb/tbplugin/tab.js``) is made from
 npm packages pinned in ``package-lock.json`` by ``scripts/build-viewer.mjs``.  It is a build
 product, never committed, so a wheel built from a clone, a git URL or the sdist has to make it:
 
@@ -30,10 +31,11 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 VIEWER = "graphviz_tb/draw/viewer"
 #: What the bundler makes, relative to the project root.
-PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz")
+PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz",
+            "graphviz_tb/tbplugin/tab.js")
 #: What it makes them from.
 SOURCES = ("package.json", "package-lock.json", "scripts/build-viewer.mjs", f"{VIEWER}/src",
-           "graphviz_tb/style.py")
+           "graphviz_tb/tbplugin/src", "graphviz_tb/style.py")
 
 
 def fail(message: str) -> NoReturn:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tensorboard_server
 from hostile_inputs import browser_session
 from picture import ORACLE_TALLY
 
@@ -665,3 +666,35 @@ def diff_pairs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
         paths[1].write_bytes(new.SerializeToString())
         out[name] = paths
     return out
+
+
+@pytest.fixture(scope="session")
+def nasnet_step(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """NASNet-Large's TF2 training step, 69,453 ops, as a GraphDef file (see
+    ``tensorboard_server.build_nasnet_step``: a few minutes to build)."""
+    _tf()
+    return tensorboard_server.build_nasnet_step(tmp_path_factory.mktemp("nasnet_step"))
+
+
+@pytest.fixture(scope="session")
+def plugin_logdir(tmp_path_factory: pytest.TempPathFactory, reader_tf1: dict[str, ReaderInput],
+                  reader_trace: ReaderInput, nasnet_step: Path) -> Path:
+    """The logdir of the TensorBoard plugin's tests: a run of each kind users log (see
+    ``tensorboard_server.plugin_logdir``)."""
+    return tensorboard_server.plugin_logdir(tmp_path_factory.mktemp("plugin"),
+                                            reader_tf1["logdir"].path / "train",
+                                            reader_trace.path, nasnet_step)
+
+
+@pytest.fixture(scope="session")
+def tensorboard(plugin_logdir: Path, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[tensorboard_server.TensorBoard]:
+    """``tensorboard --logdir`` on :func:`plugin_logdir`, with the plugin installed (as pip
+    installs it: the package's entry point), every file it opens recorded.  The in-process data
+    provider (``--load_fast=false``), so the file audit sees what is read; reloading every
+    second, so runs written by a test appear soon."""
+    board = tensorboard_server.start(
+        ["--logdir", str(plugin_logdir), "--load_fast=false", "--reload_interval", "1"],
+        tmp_path_factory.mktemp("tensorboard"), audit=True)
+    yield board
+    board.stop()

@@ -7,7 +7,8 @@ installed into a fresh virtualenv and run on a machine with neither Graphviz nor
 * without Node.js, building from source stops at build time with one line saying what to
   install, and leaves no wheel;
 * the installed ``tbgraph`` draws SVG and an HTML viewer that gets ready in Chromium, first on
-  a PATH with no ``dot`` and no ``node`` (graphviz-pure draws), then with ``dot`` (native).
+  a PATH with no ``dot`` and no ``node`` (graphviz-pure draws), then with ``dot`` (native);
+* the installed package registers the tbgraph tab with TensorBoard, its built script inside.
 
 Everything is built and installed in temporary directories removed at the end.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import email
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -38,7 +40,8 @@ pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "mnist_tf1.pb"
 VIEWER = "graphviz_tb/draw/viewer"
-PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz")
+PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz",
+            "graphviz_tb/tbplugin/tab.js")
 
 
 def run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -105,8 +108,11 @@ def test_the_wheel_carries_the_built_viewer_and_its_dependencies(dist: dict[str,
             f"graphviz_tb-{graphviz_tb.__version__}.dist-info/METADATA"))
         bundle = wheel.read(PRODUCTS[0]).decode("utf-8")
         worker = wheel.read(PRODUCTS[1])
+        tab = wheel.read(PRODUCTS[2]).decode("utf-8")
     assert "window.tbgraph" in bundle and worker[:2] == b"\x1f\x8b"
-    assert not [n for n in names if "/viewer/src/" in n], "the viewer's sources stay out"
+    assert "export" in tab and "render" in tab
+    assert not [n for n in names if "/viewer/src/" in n or "/tbplugin/src/" in n], \
+        "the viewer's and the tab's sources stay out"
     assert meta["Version"] == graphviz_tb.__version__
     requires = meta.get_all("Requires-Dist") or []
     assert "graphviz-pure==0.2.2" in requires
@@ -165,6 +171,29 @@ def _use(bin_dir: Path, browser: Any, path: str, work: Path) -> str:
     finally:
         page.close()
     return run([str(bin_dir / "tbgraph"), "--version"], env=env, cwd=work).stdout
+
+
+def test_the_installed_package_adds_the_tensorboard_tab(installed: Path, tmp_path: Path
+                                                       ) -> None:
+    """TensorBoard (a dependency, installed with it) finds the tbgraph plugin through the
+    entry point the wheel declares; it loads, and the tab's built script is in the package."""
+    code = (
+        "import json\n"
+        "from importlib import metadata\n"
+        "from tensorboard.plugins import base_plugin\n"
+        "from graphviz_tb.tbplugin.plugin import TAB_SCRIPT\n"
+        "(entry,) = [e for e in metadata.entry_points(group='tensorboard_plugins')"
+        " if e.name == 'tbgraph']\n"
+        "plugin = entry.load()(base_plugin.TBContext(data_provider=None))\n"
+        "print(json.dumps([entry.value, plugin.frontend_metadata().es_module_path,"
+        " sorted(plugin.get_plugin_apps()), str(TAB_SCRIPT), TAB_SCRIPT.read_text()]))\n")
+    proc = run([str(installed / "python"), "-c", code], env=user_env(str(installed)),
+               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    value, module, routes, where, script = json.loads(proc.stdout)
+    assert (value, module) == ("graphviz_tb.tbplugin:TbgraphPlugin", "/index.js")
+    assert routes == ["/diff", "/index.js", "/progress", "/runs", "/view"]
+    assert where.startswith(str(installed.parent)) and "export" in script
 
 
 @pytest.mark.browser

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..errors import InputError, SelectionError
+from ..logged import Logged
 from ..options import LoadOptions
-from . import events, graphdef, keras, live, metagraph, profile, runmeta, savedmodel
+from . import blobs, events, graphdef, keras, live, metagraph, profile, runmeta, savedmodel
 from .base import CostSource, Discovery, GraphSource, StepRecord, TensorSpec
 from .detect import detect
 from .keras import LAYER_GRAPH_ONLY
@@ -95,9 +96,12 @@ def discover(path: str | os.PathLike[str], options: LoadOptions = _DEFAULT_OPTIO
 
 def discover_object(obj: object, options: LoadOptions = _DEFAULT_OPTIONS) -> Discovery:
     """List the graphs of a live object (``tf.Graph``, GraphDef, ``tf.function``,
-    ConcreteFunction, Keras model); a path is passed on to :func:`discover`."""
+    ConcreteFunction, Keras model) or of logged blobs (:class:`graphviz_tb.logged.Logged`,
+    what TensorBoard's data provider serves); a path is passed on to :func:`discover`."""
     if isinstance(obj, (str, os.PathLike)):
         return discover(obj, options)
+    if isinstance(obj, Logged):
+        return blobs.discover(obj)
     return live.discover(obj, options.step, options.batch_size)
 
 
