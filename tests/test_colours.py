@@ -180,3 +180,41 @@ def test_the_same_input_draws_the_same_bytes_in_every_process(theme: str) -> Non
         assert one == two
         if fmt == "html":
             assert json.loads(one)["options"]["theme"] == theme
+
+
+def _twenty_structures(path: Path) -> Path:
+    """A graph of 20 structures, each drawn twice in a chain: ``p07q`` and ``r07q`` hold
+    three ops of types of their own (``T07a``, ``T07b``, ``T07c``), in a row, so every
+    structure is repeated, as big as the others, and unlike every other (the names share no
+    prefix or number a series or prefix group would fold)."""
+    nodes, previous = [node("x", "Placeholder", attrs={})], "x"
+    for i in range(20):
+        for copy in "pr":
+            scope = f"{copy}{i:02d}q"
+            for part in "abc":
+                nodes.append(node(f"{scope}/{part}", f"T{i:02d}{part}", [previous]))
+                previous = f"{scope}/{part}"
+    path.write_bytes(graph_def(nodes).SerializeToString())
+    return path
+
+
+@pytest.mark.browser
+def test_with_more_structures_than_colours_the_first_sixteen_each_have_their_own(
+        browser: Any, tmp_path: Path) -> None:
+    """Twenty repeated structures are drawn, more than the palette's 16 colours: sixteen
+    of them get a colour each, both copies alike, and the other four share the legend's
+    "other repeated structures" colour; in the static picture and in the viewer alike.  (Taken
+    modulo 8 in the logic both share, MNIST's 16 structures folded onto 8 colours, and the
+    colour tests, comparing three structures and Python with the page, passed.)"""
+    from graphviz_tb.style import OTHER_REPEATED, STRUCTURE_COLORS
+
+    graph = graphviz_tb.load(_twenty_structures(tmp_path / "twenty.pb"))
+    for where, fills in (("svg", _svg_fills(graph, depth=1)),
+                         ("viewer", _viewer_fills(browser, graph, tmp_path / "p.html",
+                                                  depth=1))):
+        pairs = {i: (fills[f"p{i:02d}q"], fills[f"r{i:02d}q"]) for i in range(20)}
+        assert all(a == b for a, b in pairs.values()), (where, pairs)
+        own = [a for a, _ in pairs.values() if a != OTHER_REPEATED["light"]]
+        assert len(own) == len(set(own)) == len(STRUCTURE_COLORS["light"]) == 16, (where, own)
+        assert set(own) == {c.lower() for c in STRUCTURE_COLORS["light"]}, where
+        assert sum(a == OTHER_REPEATED["light"] for a, _ in pairs.values()) == 4, where

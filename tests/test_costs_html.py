@@ -182,3 +182,40 @@ def test_top_ops_rows_read_differently(page: Page) -> None:
                     ".map((b) => b.dataset.name)")
     assert len(seen) == len(names) > 10
     assert len(set(seen)) == len(seen), sorted(s for s in seen if seen.count(s) > 1)
+
+
+_COST_LINE = re.compile(r"^compute time: ([\d.]+) (ns|µs|ms|s) · (<)?([\d.]+) %$")
+_UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def test_the_legend_total_and_every_share_are_the_recorded_sums(
+        page: Page, costs_tf1: dict[str, Any]) -> None:
+    """The viewer's "step total" is the sum of every time TensorFlow recorded for an op of
+    the graph, and each box's share is its ops' sum over it, both read from TensorFlow's own
+    RunMetadata, not from our own sums.  (With the viewer's sums dropping the last recorded
+    op, its step total read 1 ms for 994 µs of records and the shares followed.)"""
+    page.js("window.tbgraph.setColorBy('compute-time')")
+    graph = graphviz_tb.load(costs_tf1["logdir"])
+    names = set(graph.model.graph)
+    truth = {n: t for n, t in _wall(costs_tf1["metadata"]["train"]).items() if n in names}
+    total = sum(truth.values())
+    legend = page.js("document.querySelector('.legend').textContent")
+    shown = re.search(r"step total: ([\d.]+) (ns|µs|ms|s)", legend)
+    assert shown and abs(float(shown.group(1)) * _UNITS[shown.group(2)] - total) \
+        <= 0.0051 * total, (legend, total)
+    tips = page.js("Object.fromEntries([...document.querySelectorAll('g.node')].map("
+                   "(g) => [g.dataset.node, g.querySelector(':scope > title').textContent]))")
+    checked = 0
+    for name, tip in tips.items():
+        line = next((x for x in tip.splitlines() if x.startswith("compute time: ")), None)
+        inside = sum(t for op, t in truth.items() if op == name or op.startswith(name + "/"))
+        if line is None or line.endswith("no record"):
+            assert inside == 0, (name, tip)
+            continue
+        found = _COST_LINE.match(line)
+        assert found, line
+        share = 100 * inside / total
+        assert abs(float(found.group(4)) - share) <= (0.51 if share >= 10 else 0.051) or (
+            found.group(3) and share < 0.1), (name, line, share)
+        checked += 1
+    assert checked >= 5, tips

@@ -88,6 +88,27 @@ def test_the_anchor_is_as_near_as_the_densest_sampling(drawn_paths: list[list[Po
     assert worst <= 1e-6, f"the anchor is {worst:.4f} pt farther than the densest sample"
 
 
+def test_the_nearest_point_of_a_path_that_doubles_back_is_the_nearest_of_all() -> None:
+    """A path out and back (a loop a control edge draws around a box) comes near a place
+    twice: first at a distance, then closer.  A search that stops at the first point nearer
+    than its neighbours anchors the label by the far pass; the anchor is the nearest point of
+    the whole path, whichever pass and segment it lies on.  The places are drawn at random
+    around the U-turn and checked against 20,000 samples a segment."""
+    out_and_back = [(0.0, 0.0), (0.0, 60.0), (0.0, 120.0), (20.0, 160.0),
+                    (40.0, 200.0), (80.0, 200.0), (100.0, 160.0),
+                    (120.0, 120.0), (120.0, 60.0), (120.0, 0.0)]
+    dense = _dense(out_and_back, 20_000)
+    rng = random.Random(7)
+    farther = 0
+    for _ in range(200):
+        p = (rng.uniform(60.0, 118.0), rng.uniform(0.0, 150.0))  # nearer the way back
+        qx, qy = nearest_on_spline(out_and_back, p)
+        best = np.hypot(dense[:, 0] - p[0], dense[:, 1] - p[1]).min()
+        farther += np.hypot(qx - p[0], qy - p[1]) - best > 1e-6
+        assert qx > 60.0, (p, (qx, qy))  # on the way back, not the way out
+    assert farther == 0
+
+
 def test_the_work_does_not_grow_with_the_drawn_length(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same path drawn ten thousand times longer costs the same number of points along
     it, a fixed number a segment (every 4 points it was 5.6 million points on one picture of

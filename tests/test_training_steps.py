@@ -201,6 +201,51 @@ def test_the_optimizer_opens_into_the_mirror_of_the_model(
     assert any(b.name == mirror.name for b in opened.boxes.values())
 
 
+@pytest.mark.parametrize("name", ["resnet50_adam", "mobilenet_v2_rmsprop"])
+def test_every_variable_an_update_group_writes_is_read_by_the_layer_it_is_named_after(
+        training_steps: dict[str, TrainingStep], name: str) -> None:
+    """The optimizer's mirror must say which layer each update is for.  With every update
+    group named after the next layer, the mirror tests above passed (they read the mirror's
+    shape) and this one failed on both steps.  Here each write's variable is followed in the
+    graph itself, through the handle it writes, to the model's ops that read that handle:
+    they are in the layer (or the layer's variable) the write's update group is named after.
+    (A slot variable, ``m`` or ``v``, is read by no model op: there is nothing to check.)"""
+    step = training_steps[name]
+    graph = graphviz_tb.load(step.path)
+    h, succ, nodes = graph.hierarchy(), graph.model.g._succ, graph.model.g._node
+    optimizer = h.groups[step.optimizer]
+    checked = 0
+    for op in optimizer.walk():
+        if not (isinstance(op, OpNode) and op.op in _WRITES) or op.parent is optimizer:
+            continue
+        update = next(g for g in op.ancestors() if g.kind == "update")
+        mirrored = update.name.removeprefix(f"{step.optimizer}/")
+        handle = _handle(graph, op.name)
+        readers = [v for v in succ[handle] if v.startswith(f"{step.model}/")
+                   and nodes[v]["op"] in ("ReadVariableOp", "ResourceGather")]
+        if not readers:
+            continue
+        assert any(r.startswith(f"{mirrored}/") for r in readers), (op.name, update.name,
+                                                                     readers)
+        checked += 1
+    assert checked >= 40, checked
+
+
+_WRITES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
+
+
+def _handle(graph: graphviz_tb.Graph, write: str) -> str:
+    """The op giving the variable handle a write acts on (its input 0), through Identity."""
+    g = graph.model.g
+    name = write
+    while True:
+        source = next(u for u, keys in g._pred[name].items()
+                      for d in keys.values() if d["dst_input"] == 0 and d["kind"] != "control")
+        if g._node[source]["op"] != "Identity":
+            return source
+        name = source
+
+
 def test_slot_initialisers_join_the_optimizer(training_steps: dict[str, TrainingStep]
                                               ) -> None:
     """AdamW's unused ``zeros_N`` slot initialisers (no edges at all) were 48 top-level
