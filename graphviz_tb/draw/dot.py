@@ -36,12 +36,11 @@ from ..style import (
     UNIQUE_COLOR,
     palette,
 )
-from ..view.costs import Totals
-from ..view.opening import DiffTally
 
 if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..options import RenderOptions
+    from ..picture import DiffTally, Picture, Totals
 
 __all__ = ["DotDocument", "clean_text", "scene_to_dot"]
 
@@ -95,15 +94,15 @@ class DotDocument:
 
 
 class _Styler:
-    """Colours by the chosen ``color_by`` mode, each key given a stable distinct colour."""
+    """Colours by the picture's colouring, each key given a stable distinct colour."""
 
-    def __init__(self, h: Hierarchy, options: RenderOptions,
-                 structure: PictureColors | None = None, totals: Totals | None = None,
-                 scale: Scale | None = None, diff: DiffTally | None = None) -> None:
+    def __init__(self, h: Hierarchy, options: RenderOptions, picture: Picture,
+                 structure: PictureColors | None = None, scale: Scale | None = None) -> None:
         self.h, self.options, self.theme = h, options, THEMES[options.theme]
+        self.mode = picture.color_by
         self.structure = structure
-        self.totals, self.scale = totals, scale
-        self.diff = diff
+        self.totals, self.scale = picture.totals, scale
+        self.diff = picture.diff
         self._keys: dict[str, str] = {}
 
     def key_color(self, key: str) -> str:
@@ -117,7 +116,7 @@ class _Styler:
             self.key_color(key)
 
     def member_key(self, m: Member) -> str | None:
-        mode = self.options.color_by
+        mode = self.mode
         model = self.h.model
         if isinstance(m, OpNode):
             if mode == "op":
@@ -146,7 +145,7 @@ class _Styler:
         return COST_COLORS[self.options.theme][self.scale.step(value)]
 
     def fill(self, m: Member, expanded: bool = False) -> str:
-        mode = self.options.color_by
+        mode = self.mode
         if self.totals is not None:
             return self.cost_fill(m, expanded)
         if self.diff is not None:
@@ -302,7 +301,7 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
         if more:
             add(other, f"{more} other repeated structure{'s' if more > 1 else ''}")
         add(UNIQUE_COLOR[options.theme], "unique structure")
-    elif options.color_by in ("op", "device", "dtype"):
+    elif styler.mode in ("op", "device", "dtype"):
         for key, color in list(styler._keys.items())[:14]:
             add(color, clean_text(key, 32))
     elif styler.diff is not None:
@@ -329,7 +328,7 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
              "device": "colour = device", "dtype": "colour = dtype",
              "compute-time": "colour = compute time, log scale (×3.2 a step)",
              "memory": "colour = memory, log scale (×3.2 a step)", "diff": "what changed",
-             "none": "edges"}[options.color_by]
+             "none": "edges"}[styler.mode]
     table = (f"<<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"2\" CELLPADDING=\"1\">"
              f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"
              f"{''.join(rows)}</TABLE>>")
@@ -381,24 +380,23 @@ def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
     return any(e[1] in failed and edges[e].get("shape_error") for e in agg.edges)
 
 
-def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
-                 totals: Totals | None = None, *, diff: DiffTally | None = None
+def scene_to_dot(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOptions
                  ) -> DotDocument:
-    """Write the scene as a positioned DOT document (render with ``neato -n2``).
-
-    ``totals`` are the members' costs when colouring by compute time or memory; ``diff``
-    what changed below each member, when drawing a diff (``color_by="diff"``).
+    """Write the scene of ``picture`` as a positioned DOT document (render with
+    ``neato -n2``), coloured as the picture says: by structure, by a key, by each member's
+    recorded cost (``picture.totals``) or by what changed below it (``picture.diff``).
     """
     theme = THEMES[options.theme]
+    totals, diff = picture.totals, picture.diff
     structure = scale = None
     if totals is not None:
         scale = Scale([v for b in scene.boxes if not b.expanded and not isinstance(b.member, Stub)
                        and (v := totals(b.member)) is not None])
-    elif options.color_by == "structure":
+    elif picture.color_by == "structure":
         structure = h.templates.picture(b.member for b in scene.boxes
                                         if isinstance(b.member, Group))
-    styler = _Styler(h, options, structure, totals, scale, diff)
-    if options.color_by in ("op", "device", "dtype"):
+    styler = _Styler(h, options, picture, structure, scale)
+    if styler.mode in ("op", "device", "dtype"):
         styler.prime([k for b in scene.boxes if (k := styler.member_key(b.member))])
     margin = 8.0
     legend = _legend(options, styler) if options.legend else None

@@ -44,7 +44,7 @@ _LOOSE_SCOPE_OPS = 4
 
 
 #: Names that are bookkeeping by convention (``init``, ``save``, summaries ...), whatever
-#: their degree: drawn aside (:mod:`graphviz_tb.view.auxiliary`), never opened by themselves, never
+#: their degree: drawn aside (:mod:`graphviz_tb.group.auxiliary`), never opened by themselves, never
 #: given loose ops.
 _CONVENTIONAL = re.compile(BOOKKEEPING_NAMES)
 

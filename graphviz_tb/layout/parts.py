@@ -61,7 +61,7 @@ class GroupLayout:
     height: float
     pos: dict[Member, tuple[float, float]]
     wires: list[Wire]
-    #: Children moved to the side column (see :mod:`graphviz_tb.view.auxiliary`), in column order.
+    #: Children moved to the side column (see :mod:`graphviz_tb.group.auxiliary`), in column order.
     aux: list[Member] = field(default_factory=list)
 
 

@@ -19,7 +19,7 @@ from run metadata, one per op from a profiler capture).  Here they meet the mode
 Records that name no op of the graph (TensorFlow's own ``_SOURCE``, ``_arg_*`` and
 ``*_RetVal`` nodes, ops Grappler made) are counted, not guessed at.
 
-A group's cost is the sum over the ops below it (:class:`~graphviz_tb.view.costs.Totals`), so a
+A group's cost is the sum over the ops below it (:class:`~graphviz_tb.picture.Totals`), so a
 collapsed scope shows its total and its share of the step's.  Pictures colour on a log scale
 (:class:`Scale`), a step every factor of
 √10 below the most expensive box, so a few hot ops do not wash every other box out, and ops

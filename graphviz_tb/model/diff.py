@@ -342,6 +342,7 @@ def _merge(d: GraphDiff) -> GraphModel:
             g.add_edge(mu, mv, key=key,
                        **{**data, "diff": REMOVED, "tensor": (mu, data["src_output"])})
     merged = GraphModel(g, kind=new.kind)
+    merged.is_diff = True
     merged.source = new.source
     merged.inputs, merged.outputs = new.inputs, new.outputs
     merged.functions = {**old.functions, **new.functions}

@@ -300,6 +300,9 @@ class GraphModel:
         #: The op graph every stage reads (see :class:`OpGraph`).
         self.g = graph
         self.kind = kind
+        #: A diff's merged model (:func:`graphviz_tb.model.diff.diff_models`): its ops and
+        #: edges say whether they were added, removed or changed.
+        self.is_diff = False
         self.source: GraphSource | None = None
         self.warnings = Warnings()
         self.functions: dict[str, Any] = {}

@@ -17,7 +17,6 @@ import fnmatch
 import heapq
 import re
 import warnings
-from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -25,13 +24,16 @@ from ..errors import GraphvizTbError, GraphvizTbWarning
 from ..group.training import is_bookkeeping
 from ..group.tree import Group, Hierarchy, Member, OpNode, is_section
 from ..group.variables import VARIABLES_KIND
+from ..model.costs import metric_of
+from ..picture import DiffTally, Picture, Totals
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from ..model.costs import CostSet
     from ..options import RenderOptions
 
-__all__ = ["DiffTally", "View", "auto_open", "choose_view", "expanded_groups", "focus_members"]
+__all__ = ["auto_open", "choose_picture", "expanded_groups", "focus_members"]
 
 #: Fewer visible boxes than this is not yet an overview: the biggest group that fits opens.
 OVERVIEW_MIN = 12
@@ -106,99 +108,6 @@ def _warn_unmatched(h: Hierarchy, pattern: str, option: str) -> None:
     hint = f"; groups with a name like it: {', '.join(names)}" if names else ""
     warnings.warn(f"{option} {pattern!r} matches no group (patterns match full names, "
                   f"scope/name){hint}", GraphvizTbWarning, stacklevel=3)
-
-
-class DiffTally:
-    """What changed below each member of a merged diff model (:mod:`graphviz_tb.model.diff`): how
-    many of its ops were added, removed, changed or left unchanged (counted once a member)."""
-
-    def __init__(self, h: Hierarchy) -> None:
-        self.h = h
-        self._counts: dict[Member, Counter[str]] = {}
-
-    def __call__(self, m: Member) -> Counter[str]:
-        found = self._counts.get(m)
-        if found is not None:
-            return found
-        # Children before parents, each group the sum of its children: the groups asked about
-        # nest, and walking every one's subtree would cost ops × depth.
-        nodes = self.h.model.g._node
-        order, stack = [], [m]
-        while stack:
-            x = stack.pop()
-            if x not in self._counts:
-                order.append(x)
-                if isinstance(x, Group):
-                    stack.extend(x.children)
-        for x in reversed(order):
-            counts: Counter[str] = Counter()
-            if isinstance(x, Group):
-                for child in x.children:
-                    counts.update(self._counts[child])
-            elif isinstance(x, OpNode) and x.role == "op":
-                counts[nodes[x.name].get("diff", "unchanged")] = 1
-            self._counts[x] = counts
-        return self._counts[m]
-
-    def changes(self, m: Member) -> int:
-        """How many of its ops were added, removed or changed."""
-        counts = self(m)
-        return counts["added"] + counts["removed"] + counts["changed"]
-
-    def status(self, m: Member) -> str:
-        """One word for a box: what all its ops share, else ``changed`` if any changed."""
-        counts = self(m)
-        moved = {s for s in ("added", "removed", "changed") if counts[s]}
-        if not moved:
-            return "unchanged"
-        if len(counts) == 1:
-            return next(iter(counts))
-        return "changed"
-
-    def opening(self, m: Group) -> int:
-        """How much opening this group shows of what changed: its changes, unless all its ops
-        were added or all removed (a layer inserted reads best as one box saying so)."""
-        return 0 if self.status(m) in ("added", "removed") else self.changes(m)
-
-    def note(self, m: Member) -> str | None:
-        """What a box's second line says of its change, briefly, for a reader of the static
-        picture: ``was Relu``, ``padding SAME→VALID``, ``input 0 rewired`` for a changed op
-        (``+1 more`` when there is more, in its tooltip); ``+3 −1 ~2`` for a group holding
-        changes."""
-        if isinstance(m, OpNode):
-            what = self.h.model.g._node[m.name].get("diff_what") or ()
-            if not what:
-                return None
-            more = f" +{len(what) - 1} more" if len(what) > 1 else ""
-            return _brief(what[0]) + more
-        counts = self(m)
-        parts = [f"{sign}{counts[s]}" for sign, s in (("+", "added"), ("−", "removed"),
-                                                      ("~", "changed")) if counts[s]]
-        return " ".join(parts) or None
-
-
-#: The phrases of a diff (:func:`graphviz_tb.model.diff`) and their brief forms.
-_BRIEF = [(re.compile(r"^op: (.*) -> .*$"), r"was \1"),
-          (re.compile(r"^attr ([^:]*): (.*) -> (.*)$"), r"\1 \2→\3"),
-          (re.compile(r"^input (\d+): .*$"), r"input \1 rewired"),
-          (re.compile(r"^control input \^.* (added|removed)$"), r"control input \1"),
-          (re.compile(r"^device: .*$"), "device changed"),
-          (re.compile(r"^output: .*$"), "output changed")]
-#: The longest brief note (values are cut in the middle past it).
-_BRIEF_MOST = 36
-
-
-def _brief(what: str) -> str:
-    """``op: Relu -> Tanh`` -> ``was Relu``; ``attr padding: SAME -> VALID`` ->
-    ``padding SAME→VALID``; cut to :data:`_BRIEF_MOST` characters."""
-    for pattern, short in _BRIEF:
-        if pattern.match(what):
-            what = pattern.sub(short, what)
-            break
-    if len(what) > _BRIEF_MOST:
-        half = (_BRIEF_MOST - 1) // 2
-        what = f"{what[:half]}…{what[-half:]}"
-    return what
 
 
 def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None = None
@@ -344,23 +253,30 @@ def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
     return frozenset(group for name in failed for group in h.ops[name].ancestors())
 
 
-class View:
-    """What a picture shows: the groups drawn open, and (with ``--focus``) the only members
-    drawn."""
+def choose_picture(h: Hierarchy, options: RenderOptions, costs: CostSet | None = None, *,
+                   page: bool = False) -> Picture:
+    """The picture ``options`` ask for (see the module docstring): what is open and kept, the
+    colouring and what it needs, decided here once for the layout and both writers.
 
-    __slots__ = ("expanded", "keep")
-
-    def __init__(self, expanded: frozenset[Group], keep: set[Member] | None) -> None:
-        self.expanded = expanded
-        self.keep = keep
-
-
-def choose_view(h: Hierarchy, options: RenderOptions,
-                weigh: Callable[[Group], int] | None = None) -> View:
-    """The view ``options`` ask for (see the module docstring); ``weigh`` as for
-    :func:`expanded_groups`."""
+    A static picture coloured by a recorded cost needs ``costs`` (the run's steps), and adds
+    each box's cost to its second line; the viewer's ``page`` colours by cost itself, from
+    the costs it embeds.  A diff's boxes say what changed when the colouring is by change.
+    """
+    metric = metric_of(options.color_by)
+    totals = None
+    if metric is not None and not page:
+        if costs is None:
+            raise GraphvizTbError(f"--color-by {options.color_by} needs recorded costs (run "
+                                  "metadata or a profiler capture), and there are none")
+        totals = Totals(h, costs.current, metric)
+    tally = DiffTally(h) if options.color_by == "diff" or h.model.is_diff else None
+    changes = tally if options.color_by == "diff" else None
     keep = focus_ops = None
     if options.focus:
         keep, focus_ops = focus_members(h, options.focus, options.radius)
+    weigh = changes.opening if changes is not None else None
     expanded = expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h)
-    return View(expanded, keep)
+    notes = totals.label if totals is not None else changes.note if changes is not None \
+        else None
+    return Picture(expanded, keep, options.color_by, totals, tally, notes,
+                   totals.label if totals is not None else None)

@@ -17,7 +17,7 @@ import { STYLE } from "./style.gen.js";
 // (layout/text.py text_width; both from graphviz_tb/style.py).
 export const PT = STYLE.pt;
 const CHAR = STYLE.charWidth;
-// The auxiliary-node rule of graphviz_tb/view/auxiliary.py, its names and numbers from
+// The auxiliary-node rule of graphviz_tb/group/auxiliary.py, its names and numbers from
 // graphviz_tb/style.py (a control-flow Merge is not bookkeeping).
 const CONVENTIONAL = new RegExp(STYLE.bookkeepingNames);
 const BOOKKEEPING_OPS = new Set(STYLE.bookkeepingOps);
@@ -67,14 +67,14 @@ export function groupDot(sizes, shapes, edges, rankdir) {
   return out.join("\n");
 }
 
-// Is member c bookkeeping by its name or op type (view/auxiliary.py _bookkeeping)?
+// Is member c bookkeeping by its name or op type (group/auxiliary.py _bookkeeping)?
 function bookkeeping(g, c) {
   if (g.isGroup(c)) return CONVENTIONAL.test(g.label[c]);
   const op = g.opType(c);
   return BOOKKEEPING_OPS.has(op) || (op !== "Merge" && CONVENTIONAL.test(g.label[c]));
 }
 
-// The children of a group to draw in its side column (view/auxiliary.py auxiliary_children,
+// The children of a group to draw in its side column (group/auxiliary.py auxiliary_children,
 // rule for rule): ops whose degree is an outlier, and bookkeeping with two neighbours or more;
 // never function arguments or results, nor the call op of an opened call (the body's entry),
 // never more than a quarter of the children.
