@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .jupyter import mimebundle
-from .options import LoadOptions, RenderOptions, format_for
+from .options import GroupOptions, LoadOptions, RenderOptions, format_for
 
 if TYPE_CHECKING:
     from .group.tree import Hierarchy
@@ -54,7 +54,7 @@ class Graph:
         self.index = index
         self.load_options = load_options or LoadOptions()
         self._costs: dict[bool, CostSet | None] = {}
-        self._hierarchies: dict[tuple, Hierarchy] = {}
+        self._hierarchies: dict[GroupOptions, Hierarchy] = {}
         self._counts: dict[int, int] = {index: model.top_level_nodes}
         self._shape_pins: tuple[tuple[str, tuple[int | None, ...]], ...] | None = None
         #: The last :meth:`infer_shapes` result (None until shapes were inferred).
@@ -71,15 +71,15 @@ class Graph:
         return base if len(self.discovery.graphs) == 1 else f"{base} · {self.source.name}"
 
     def hierarchy(self, options: RenderOptions | None = None) -> Hierarchy:
-        """The scope tree for these options (cached per grouping option), settled whole."""
+        """The scope tree for these options (cached by their grouping options), settled whole."""
         from .pipeline import group  # the driver: imported when a graph is drawn
 
         options = options or RenderOptions()
         if options.infer_shapes or options.input_shapes:
             self.infer_shapes(options.input_shapes)
-        key = (options.series, options.prefix_groups, options.series_min, options.blocks)
+        key = options.grouping
         if key not in self._hierarchies:
-            self._hierarchies[key] = group(self.model, options)
+            self._hierarchies[key] = group(self.model, key)
         return self._hierarchies[key]
 
     def infer_shapes(

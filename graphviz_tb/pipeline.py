@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from .group.tree import Hierarchy
     from .model.costs import StepCosts
     from .model.graph import GraphModel
-    from .options import RenderOptions
+    from .options import GroupOptions, RenderOptions
     from .read.base import Discovery, GraphSource
 
 __all__ = [
@@ -195,7 +195,7 @@ def recorded_costs(discovery: Discovery, source: GraphSource, model: GraphModel,
 # --------------------------------------------------------------------------- group
 
 
-def group(model: GraphModel, options: RenderOptions) -> Hierarchy:
+def group(model: GraphModel, options: GroupOptions) -> Hierarchy:
     """The model's ops grouped, everything settled (:mod:`graphviz_tb.group`)."""
     return build_hierarchy(model, options)
 

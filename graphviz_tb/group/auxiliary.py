@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..style import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
 from .training import is_bookkeeping
 from .tree import Group, OpNode
-from ..style import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
 
 if TYPE_CHECKING:
     from .tree import AggEdge, Member

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..group.tree import AggEdge, Group, Member, aggregate_edges
 from ..group.auxiliary import auxiliary_children
+from ..group.tree import AggEdge, Group, Member, aggregate_edges
 from .dot_layout import group_dot, laid_edge, layout_all, read_local
 from .parts import LABEL_H, PAD, GroupLayout, GroupLayouts, Stub
 from .rows import rows_layout, too_flat
