@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from html import escape
 
+from ..escaping import clean_text
 from ..layout import engine
-from .dot import DotDocument, clean_text
+from .dot import DotDocument
 
 __all__ = ["run_neato"]
 

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..errors import GraphvizTbError
+from ..escaping import dot_string
 from ..group.tree import AggEdge, Member
 from ..model.graph import CONTROL, DATA
 from ..style import PT
@@ -28,11 +29,6 @@ _BATCH = 64  # group layouts per engine call
 
 
 _cache: dict[str, dict | None] = {}
-
-
-def _q(text: str) -> str:
-    """A DOT quoted string (used for edge labels, which carry shapes we format ourselves)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
@@ -63,7 +59,7 @@ def group_dot(
     for j, (agg, label, width) in enumerate(edges):
         attrs = [f"id=e{j}"]
         if label:
-            attrs.append(f"label={_q(label)}")
+            attrs.append(f"label={dot_string(label)}")
         if agg.kind == DATA and width != 1.0:
             # Drawn this thick (draw/dot.py): newer Graphviz leaves the arrowhead room for
             # its stroke only if the layout knows the width.

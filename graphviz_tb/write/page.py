@@ -14,9 +14,9 @@ from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..draw.dot import clean_text
 from ..draw.viewer_data import VIEWER_DIR, finite
 from ..errors import GraphvizTbError
+from ..escaping import clean_text
 
 if TYPE_CHECKING:
     from ..options import RenderOptions
