@@ -32,7 +32,8 @@ export function textWidth(text, size) {
   return [...text].length * size * CHAR;
 }
 
-function quote(text) {
+// A DOT quoted string, as graphviz_tb/escaping.py dot_string (its examples are the spec).
+export function quote(text) {
   return '"' + text.replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
 }
 
