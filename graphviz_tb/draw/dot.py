@@ -17,13 +17,14 @@ from ..escaping import clean_text, dot_html, dot_lines, dot_string
 from ..group.legend import legend_labels
 from ..group.templates import PictureColors
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..layout.parts import ARROW_SIZE, Stub
+from ..layout.parts import Stub
 from ..layout.scene import Box, Scene
 from ..layout.text import counted, label_lines, tensor_lines
 from ..model.costs import Scale, format_cost
 from ..model.graph import CONTROL, REF
 from ..model.shapes import format_shape
 from ..style import (
+    ARROW_SIZE,
     COST_COLORS,
     DIFF_COLORS,
     DIFF_LINES,

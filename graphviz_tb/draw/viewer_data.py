@@ -45,12 +45,22 @@ from typing import TYPE_CHECKING, Any
 
 from ..group.legend import legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..layout.parts import LABEL_H, PAD, GroupLayout, Stub
+from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import Carried, edge_look, leaf_size
 from ..model.calls import call_targets
 from ..model.graph import CONTROL, DATA, REF
-from ..style import COST_COLORS, DIFF_COLORS, DIFF_LINES, NO_RECORD, PT, THEMES, UNIQUE_COLOR
+from ..style import (
+    COST_COLORS,
+    DIFF_COLORS,
+    DIFF_LINES,
+    LABEL_H,
+    NO_RECORD,
+    PAD,
+    PT,
+    THEMES,
+    UNIQUE_COLOR,
+)
 from ..view.opening import DiffTally, focus_members
 from .viewer_ops import Interner, OpsData
 

@@ -13,9 +13,20 @@ from ..errors import GraphvizTbError
 from ..escaping import dot_string
 from ..group.tree import AggEdge, Member
 from ..model.graph import CONTROL, DATA
-from ..style import PT
+from ..style import (
+    ARROW_SIZE,
+    EDGE_LABEL_SIZE,
+    LABEL_GAP,
+    LABEL_GAP_ALONG,
+    LABEL_REACH,
+    LABEL_REACH_ALONG,
+    NODESEP,
+    PT,
+    RANKSEP,
+    STUB_WEIGHT,
+)
 from . import engine
-from .parts import ARROW_SIZE, STUB_WEIGHT, GroupLayout, Stub, Wire
+from .parts import GroupLayout, Stub, Wire
 from .text import edge_look, outline, text_width
 
 if TYPE_CHECKING:
@@ -48,9 +59,9 @@ def group_dot(
     index = {m: i for i, m in enumerate(children)}
     out = [
         "digraph G {",
-        f"graph [rankdir={rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];",
+        f"graph [rankdir={rankdir}, nodesep={NODESEP}, ranksep={RANKSEP}, fontname=Helvetica];",
         "node [fixedsize=true, label=\"\", shape=box];",
-        f"edge [fontname=Helvetica, fontsize=8, arrowsize={ARROW_SIZE}];",
+        f"edge [fontname=Helvetica, fontsize={EDGE_LABEL_SIZE}, arrowsize={ARROW_SIZE}];",
     ]
     for m in children:
         w, hgt = sizes[m]
@@ -251,13 +262,13 @@ def attach_label(points: list[tuple[float, float]], lp: tuple[float, float], lab
     """
     if len(points) < 4:
         return lp
-    half = text_width(label, 8) / 2
+    half = text_width(label, EDGE_LABEL_SIZE) / 2
     across = rankdir in ("BT", "TB")
-    touch = half + 10 if across else 14  # a label this near its path reads as its own
+    touch = half + LABEL_REACH if across else LABEL_REACH_ALONG
     qx, qy = nearest_on_spline(points, lp, touch)
     dx, dy = qx - lp[0], qy - lp[1]
     if math.sqrt(dx * dx + dy * dy) <= touch:  # as the page computes it, bit for bit
         return lp
     if across:
-        return (qx + (half + 4) * (1 if lp[0] >= qx else -1), qy)
-    return (qx, qy + 8 * (1 if lp[1] >= qy else -1))
+        return (qx + (half + LABEL_GAP) * (1 if lp[0] >= qx else -1), qy)
+    return (qx, qy + LABEL_GAP_ALONG * (1 if lp[1] >= qy else -1))

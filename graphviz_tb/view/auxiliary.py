@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..group.aside import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
 from ..group.training import is_bookkeeping
 from ..group.tree import Group, OpNode
-from ..style import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
 
 if TYPE_CHECKING:
     from ..group.tree import AggEdge, Member
