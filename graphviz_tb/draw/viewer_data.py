@@ -150,7 +150,7 @@ class _Builder:
     def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
-        group (a Counter per member was a sixth of NASNet-Large's page data)."""
+        group (a Counter per member would be a large part of a big graph's page data)."""
         if len(set(devices.values())) == 1:
             holding: set[Member] = set()
             for m in reversed(self.members):

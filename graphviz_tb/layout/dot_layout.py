@@ -171,7 +171,7 @@ def read_local(res: dict, children: list[Member],
 #: Even steps of the parameter at which each cubic segment of a path is sampled, and the
 #: golden-section steps that then narrow the neighbourhood of every sample nearer than both
 #: its neighbours: work fixed per segment, however long it is drawn (sampling every few
-#: points along the path cost 5.6 million points on a picture of long edges).  ``spline.js``
+#: points along the path would grow with the edges' drawn length).  ``spline.js``
 #: does the same, operation for operation, so the page puts a label where Python does.
 SPLINE_SAMPLES = 8
 SPLINE_REFINE = 30
