@@ -44,7 +44,7 @@ from hostile_inputs import (
 
 import graphviz_tb
 from graphviz_tb.draw import viewer_data as html_mod
-from graphviz_tb.draw.dot import clean_text
+from graphviz_tb.escaping import clean_text
 
 pytestmark = pytest.mark.dot
 

@@ -41,8 +41,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import graphviz_tb
-from graphviz_tb.draw.dot import clean_text
 from graphviz_tb.errors import GraphvizTbError
+from graphviz_tb.escaping import clean_text
 from graphviz_tb.group.build import build_hierarchy
 from graphviz_tb.group.tree import Group, OpNode, aggregate_edges
 from graphviz_tb.model.build import build_model

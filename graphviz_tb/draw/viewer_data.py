@@ -45,12 +45,22 @@ from typing import TYPE_CHECKING, Any
 
 from ..group.legend import legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..layout.parts import LABEL_H, PAD, GroupLayout, Stub
+from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import Carried, edge_look, leaf_size
 from ..model.calls import call_targets
 from ..model.graph import CONTROL, DATA, REF
-from ..style import COST_COLORS, DIFF_COLORS, DIFF_LINES, NO_RECORD, PT, THEMES, UNIQUE_COLOR
+from ..style import (
+    COST_COLORS,
+    DIFF_COLORS,
+    DIFF_LINES,
+    LABEL_H,
+    NO_RECORD,
+    PAD,
+    PT,
+    THEMES,
+    UNIQUE_COLOR,
+)
 from .viewer_ops import Interner, OpsData
 
 if TYPE_CHECKING:
@@ -140,7 +150,7 @@ class _Builder:
     def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
-        group (a Counter per member was a sixth of NASNet-Large's page data)."""
+        group (a Counter per member would be a large part of a big graph's page data)."""
         if len(set(devices.values())) == 1:
             holding: set[Member] = set()
             for m in reversed(self.members):

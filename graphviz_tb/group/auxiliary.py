@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..style import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
+from .aside import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
 from .training import is_bookkeeping
 from .tree import Group, OpNode
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..style import BOOKKEEPING_NAMES
+from .aside import BOOKKEEPING_NAMES
 from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
 from .partition import ChildGraph, strong_components, topological_order
 from .tree import (

@@ -46,7 +46,7 @@ class Member:
     """Anything drawn: an op or a group.  ``name`` is the full name; identity is the object.
 
     Plain classes with slots, not dataclasses: a 65,000-op graph makes about 100,000 members,
-    and their construction was a tenth of the default render.
+    and constructing them is a noticeable part of the default render.
     """
 
     __slots__ = ("depth", "label", "name", "parent")

@@ -10,11 +10,23 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..errors import GraphvizTbError
+from ..escaping import dot_string
 from ..group.tree import AggEdge, Member
 from ..model.graph import CONTROL, DATA
-from ..style import PT
+from ..style import (
+    ARROW_SIZE,
+    EDGE_LABEL_SIZE,
+    LABEL_GAP,
+    LABEL_GAP_ALONG,
+    LABEL_REACH,
+    LABEL_REACH_ALONG,
+    NODESEP,
+    PT,
+    RANKSEP,
+    STUB_WEIGHT,
+)
 from . import engine
-from .parts import ARROW_SIZE, STUB_WEIGHT, GroupLayout, Stub, Wire
+from .parts import GroupLayout, Stub, Wire
 from .text import edge_look, outline, text_width
 
 if TYPE_CHECKING:
@@ -28,11 +40,6 @@ _BATCH = 64  # group layouts per engine call
 
 
 _cache: dict[str, dict | None] = {}
-
-
-def _q(text: str) -> str:
-    """A DOT quoted string (used for edge labels, which carry shapes we format ourselves)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
@@ -52,9 +59,9 @@ def group_dot(
     index = {m: i for i, m in enumerate(children)}
     out = [
         "digraph G {",
-        f"graph [rankdir={rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];",
+        f"graph [rankdir={rankdir}, nodesep={NODESEP}, ranksep={RANKSEP}, fontname=Helvetica];",
         "node [fixedsize=true, label=\"\", shape=box];",
-        f"edge [fontname=Helvetica, fontsize=8, arrowsize={ARROW_SIZE}];",
+        f"edge [fontname=Helvetica, fontsize={EDGE_LABEL_SIZE}, arrowsize={ARROW_SIZE}];",
     ]
     for m in children:
         w, hgt = sizes[m]
@@ -63,7 +70,7 @@ def group_dot(
     for j, (agg, label, width) in enumerate(edges):
         attrs = [f"id=e{j}"]
         if label:
-            attrs.append(f"label={_q(label)}")
+            attrs.append(f"label={dot_string(label)}")
         if agg.kind == DATA and width != 1.0:
             # Drawn this thick (draw/dot.py): newer Graphviz leaves the arrowhead room for
             # its stroke only if the layout knows the width.
@@ -164,7 +171,7 @@ def read_local(res: dict, children: list[Member],
 #: Even steps of the parameter at which each cubic segment of a path is sampled, and the
 #: golden-section steps that then narrow the neighbourhood of every sample nearer than both
 #: its neighbours: work fixed per segment, however long it is drawn (sampling every few
-#: points along the path cost 5.6 million points on a picture of long edges).  ``spline.js``
+#: points along the path would grow with the edges' drawn length).  ``spline.js``
 #: does the same, operation for operation, so the page puts a label where Python does.
 SPLINE_SAMPLES = 8
 SPLINE_REFINE = 30
@@ -255,13 +262,13 @@ def attach_label(points: list[tuple[float, float]], lp: tuple[float, float], lab
     """
     if len(points) < 4:
         return lp
-    half = text_width(label, 8) / 2
+    half = text_width(label, EDGE_LABEL_SIZE) / 2
     across = rankdir in ("BT", "TB")
-    touch = half + 10 if across else 14  # a label this near its path reads as its own
+    touch = half + LABEL_REACH if across else LABEL_REACH_ALONG
     qx, qy = nearest_on_spline(points, lp, touch)
     dx, dy = qx - lp[0], qy - lp[1]
     if math.sqrt(dx * dx + dy * dy) <= touch:  # as the page computes it, bit for bit
         return lp
     if across:
-        return (qx + (half + 4) * (1 if lp[0] >= qx else -1), qy)
-    return (qx, qy + 8 * (1 if lp[1] >= qy else -1))
+        return (qx + (half + LABEL_GAP) * (1 if lp[0] >= qx else -1), qy)
+    return (qx, qy + LABEL_GAP_ALONG * (1 if lp[1] >= qy else -1))

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from ..group.auxiliary import auxiliary_children
 from ..group.tree import AggEdge, Group, Member, aggregate_edges
+from ..style import LABEL_H, PAD
 from .dot_layout import group_dot, laid_edge, layout_all, read_local
-from .parts import LABEL_H, PAD, GroupLayout, GroupLayouts, Stub
+from .parts import GroupLayout, GroupLayouts, Stub
 from .rows import rows_layout, too_flat
 from .text import leaf_size, text_width
 

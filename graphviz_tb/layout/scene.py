@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..group.tree import Group, Hierarchy, Member
+from ..style import PAD
 from .groups import layout_groups
-from .parts import PAD, GroupLayout, GroupLayouts, Wire
+from .parts import GroupLayout, GroupLayouts, Wire
 
 if TYPE_CHECKING:
     from ..options import RenderOptions

@@ -261,7 +261,7 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     to it, and the names of the top-level ops.
 
     ``names`` are the NodeDefs' names when the caller has read them already (each read from
-    protobuf makes a new string: 30 ms on NASNet-Large).
+    protobuf makes a new string).
 
     Raises
     ------

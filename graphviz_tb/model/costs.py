@@ -249,7 +249,8 @@ class Scale:
     The most expensive box takes the hottest of :data:`~graphviz_tb.style.SCALE_STEPS` steps, and
     each step below covers a factor of √10: an op ten times cheaper than another
     is two steps cooler, whatever else is drawn, and a value over 10^3 below the top shares
-    the coolest step.  Colouring by rank made 7.65 µs look like 94.5 µs.  The viewer
+    the coolest step: a colour says how costly a box is, which a rank would not (7.65 µs
+    could look like 94.5 µs).  The viewer
     (``viewer/src/colors.js``) computes the same steps.
     """
 

@@ -96,8 +96,7 @@ class GraphDiff:
     @paused_gc
     def scopes(self, side: GraphModel) -> Scopes:
         """The scopes of one side's op names, found once for the summary and the merged
-        model both (0.06 s a side on NASNet-Large, with the collector paused: a dict a
-        scope)."""
+        model both (a pass over every name, with the collector paused: a dict a scope)."""
         found = self._scopes.get(id(side))
         if found is None:
             found = self._scopes[id(side)] = Scopes(side.g)

@@ -121,7 +121,7 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     ``init``, summaries) never open by themselves, nor groups deeper than
     :data:`AUTO_DEPTH`, nor a group cut into sections unless it holds more than half the
     ops: its boxes would be numbered slices (``[1–200 of 611]``), which show no structure
-    and spend the budget (NASNet-Large's ``train/gradients`` took it from the model's
+    and spend the budget (NASNet-Large's ``train/gradients`` would take it from the model's
     cells).  In a TF2 training step (:attr:`Hierarchy.training`) the model opens first,
     whatever its share; the optimizer never opens by itself, and the gradients only when
     they hold more than half the ops, after the rest.  Only the children of groups met on
