@@ -15,7 +15,6 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError
 from .jupyter import mimebundle
 from .options import GroupOptions, LoadOptions, RenderOptions, format_for
 
@@ -137,26 +136,13 @@ class Graph:
         return self._costs[every_step]
 
     def _render_costs(self, options: RenderOptions, fmt: str) -> CostSet | None:
-        """The costs a render needs: every step for the viewer, the chosen one for a static
-        picture coloured by cost, none otherwise; a clear error when a cost mode has none."""
+        """The costs a render reads: every step for the viewer, the chosen one for a static
+        picture coloured by cost, none otherwise (the view says when a colouring lacks them)."""
         from .pipeline import metric_of  # the driver, as above
 
-        metric = metric_of(options.color_by)
-        if fmt != "html" and metric is None:
+        if fmt != "html" and metric_of(options.color_by) is None:
             return None
-        costs = self.costs(every_step=fmt == "html")
-        if metric is None:
-            return costs
-        if costs is None:
-            raise InputError(
-                f"{self.name}: --color-by {options.color_by} needs recorded costs, and there "
-                "are none for this graph; record them with RunOptions(trace_level=FULL_TRACE) "
-                "and FileWriter.add_run_metadata, or Keras' TensorBoard(profile_batch=...) "
-                "callback, or pass --run-metadata FILE")
-        if metric == "memory" and not costs.current.memory:
-            raise InputError(f"{costs.current.name} holds timings only (a profiler capture "
-                             "has no memory per op); colour by compute-time")
-        return costs
+        return self.costs(every_step=fmt == "html")
 
     def count_nodes(self, index: int) -> int:
         """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""

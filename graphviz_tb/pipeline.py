@@ -239,7 +239,7 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
     if fmt == "html":
         return render_html(h, options, title=title, progress=progress,
                            costs=costs).encode("utf-8")
-    picture = choose_picture(h, options, costs)
+    picture = choose_picture(h, options, costs, name=title)
     scene = build_scene(h, options, picture, progress=progress)
     doc = scene_to_dot(h, scene, picture, options)
     if fmt == "dot":
@@ -249,10 +249,11 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
 
 def _viewer_data(h: Hierarchy, options: RenderOptions, *, title: str,
                  progress: Callable[[int, int], None] | None,
-                 costs: CostSet | None) -> dict[str, Any]:
+                 costs: CostSet | None, alone: bool = True) -> dict[str, Any]:
     """One graph's viewer data: the picture first drawn and its layouts, then every group's
-    edges and template (the page ships them all), then the data."""
-    picture = choose_picture(h, options, costs, page=True)
+    edges and template (the page ships them all), then the data.  A graph ``alone`` on its
+    page is refused when its colouring needs costs it lacks."""
+    picture = choose_picture(h, options, costs, page=True, name=title if alone else None)
     scene = build_scene(h, options, picture, progress=progress)
     complete(h)
     return build_data(h, scene, picture, options, title=title, costs=costs)
@@ -288,6 +289,6 @@ def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options:
         "pages": [{"run": e.run, "name": e.name, "graph": e.graph} for e in entries],
         "first": first,
         "graphs": [_viewer_data(g.hierarchy, options, title=g.title, progress=progress,
-                                costs=g.costs) for g in graphs],
+                                costs=g.costs, alone=False) for g in graphs],
     }
     return write_page(data, options, options.title or title)

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import GraphvizTbError, GraphvizTbWarning
+from ..errors import GraphvizTbError, GraphvizTbWarning, InputError
 from ..group.training import is_bookkeeping
 from ..group.tree import Group, Hierarchy, Member, OpNode, is_section
 from ..group.variables import VARIABLES_KIND
@@ -254,21 +254,31 @@ def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
 
 
 def choose_picture(h: Hierarchy, options: RenderOptions, costs: CostSet | None = None, *,
-                   page: bool = False) -> Picture:
+                   page: bool = False, name: str | None = "the graph") -> Picture:
     """The picture ``options`` ask for (see the module docstring): what is open and kept, the
     colouring and what it needs, decided here once for the layout and both writers.
 
-    A static picture coloured by a recorded cost needs ``costs`` (the run's steps), and adds
-    each box's cost to its second line; the viewer's ``page`` colours by cost itself, from
-    the costs it embeds.  A diff's boxes say what changed when the colouring is by change.
+    A picture coloured by a recorded cost needs ``costs`` (the run's steps; memory needs a
+    step that recorded it), or the graph ``name`` is refused in one line saying how to record
+    them; with no ``name`` (one graph of a logdir's page, beside others that have costs) the
+    page shows the colourings the graph has.  A static picture adds each box's cost to its
+    second line; the viewer's ``page`` colours by cost itself, from the costs it embeds.  A
+    diff's boxes say what changed when the colouring is by change.
     """
     metric = metric_of(options.color_by)
     totals = None
-    if metric is not None and not page:
+    if metric is not None and name is not None:
         if costs is None:
-            raise GraphvizTbError(f"--color-by {options.color_by} needs recorded costs (run "
-                                  "metadata or a profiler capture), and there are none")
-        totals = Totals(h, costs.current, metric)
+            raise InputError(
+                f"{name}: --color-by {options.color_by} needs recorded costs, and there are "
+                "none for this graph; record them with RunOptions(trace_level=FULL_TRACE) and "
+                "FileWriter.add_run_metadata, or Keras' TensorBoard(profile_batch=...) "
+                "callback, or pass --run-metadata FILE")
+        if metric == "memory" and not costs.current.memory:
+            raise InputError(f"{costs.current.name} holds timings only (a profiler capture "
+                             "has no memory per op); colour by compute-time")
+        if not page:
+            totals = Totals(h, costs.current, metric)
     tally = DiffTally(h) if options.color_by == "diff" or h.model.is_diff else None
     changes = tally if options.color_by == "diff" else None
     keep = focus_ops = None
