@@ -520,7 +520,7 @@ def build_data(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOpti
         data["diff"] = changed
     data["options"] = {
         "title": options.title or title, "rankdir": options.rankdir,
-        "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,
+        "theme": options.theme, "colorBy": picture.color_by, "aux": options.aux,
         "shapes": options.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
     }
     data["themes"] = THEMES
