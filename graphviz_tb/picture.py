@@ -106,7 +106,7 @@ class DiffTally:
             return found
         # Children before parents, each group the sum of its children: the groups asked about
         # nest, and walking every one's subtree would cost ops × depth.
-        nodes = self.h.model.g._node
+        nodes = self.h.model.g.node_data
         order, stack = [], [m]
         while stack:
             x = stack.pop()
@@ -150,7 +150,7 @@ class DiffTally:
         (``+1 more`` when there is more, in its tooltip); ``+3 −1 ~2`` for a group holding
         changes."""
         if isinstance(m, OpNode):
-            what = self.h.model.g._node[m.name].get("diff_what") or ()
+            what = self.h.model.g.node_data[m.name].get("diff_what") or ()
             if not what:
                 return None
             more = f" +{len(what) - 1} more" if len(what) > 1 else ""

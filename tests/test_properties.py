@@ -350,12 +350,12 @@ def _labelled(model: Any, group: Group) -> nx.DiGraph:
     names = {m.name for m in group.children}
     g = nx.DiGraph()
     for name in names:
-        g.add_node(name, t=model.graph.nodes[name]["op"])
-    for u, v, kind in model.graph.edges(data="kind"):
+        g.add_node(name, t=model.g.nodes[name]["op"])
+    for u, v, d in model.g.edges(data=True):
         if u in names and v in names:
             if not g.has_edge(u, v):
                 g.add_edge(u, v, t=Counter())
-            g.edges[u, v]["t"][kind] += 1
+            g.edges[u, v]["t"][d["kind"]] += 1
     return g
 
 

@@ -257,7 +257,7 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        succ, ids = self.model.g._succ, self.ids
+        succ, ids = self.model.g.succ, self.ids
         # Op name -> member index, for the kept ops: one lookup per edge end, not two.
         op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels, widths = Interner(), Interner()  # NASNet-Large: 61,000 edges, 400 widths
@@ -342,7 +342,7 @@ class _Builder:
         of the body and of the condition in the next iteration, and the condition's result
         decides every result of the loop."""
         graph, ops, ids = self.model.g, self.h.ops, self.ids
-        node = graph._node  # the node dicts themselves: the view cost more than the rest
+        node = graph.node_data  # the node dicts themselves: the view cost more than the rest
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
         for m in self.members:

@@ -115,7 +115,7 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
     """Which children take data from outside the group (or hold a data source), and which
     feed data out of it.  ``parameter`` remembers :func:`is_parameter` across groups."""
     graph = h.model.g
-    nodes, succ, pred = graph._node, graph._succ, graph._pred
+    nodes, succ, pred = graph.node_data, graph.succ, graph.pred
     if group is h.root:
         # Nothing lies outside the root: data enters at its sources only, and leaves nowhere;
         # no walk of every edge is needed to find that.
@@ -158,7 +158,7 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
 def is_parameter(h: Hierarchy, op: str, output: int) -> bool:
     """Is this op output a parameter (a constant, a variable, a resource handle) rather than
     data flowing through the model?"""
-    if h.model.g._node[op]["op"] in PARAMETER_OPS:
+    if h.model.g.node_data[op]["op"] in PARAMETER_OPS:
         return True
     info = h.model.tensor(op, output)
     return info is not None and info.dtype == "resource"

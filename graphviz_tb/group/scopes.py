@@ -49,7 +49,7 @@ def build_scopes(h: Hierarchy) -> None:
     callers: list[tuple[str, list[str]]] = []
     by_scope: dict[str, Group] = {"": h.root}
     ops = h.ops
-    for name, data in h.model.g._node.items():  # the node dict itself: no view overhead
+    for name, data in h.model.g.node_data.items():  # the node dict itself: no view overhead
         if "//" not in name and name[:1] != "/" and name[-1:] != "/":
             scope, _, label = name.rpartition("/")
             path = name

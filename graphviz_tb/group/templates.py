@@ -184,7 +184,7 @@ class Templates:
         """:func:`_relative_form`, remembered until a series is made in its subtree."""
         self._fresh()
         if group not in self._forms:
-            self._forms[group] = _relative_form(group, self.h.model.g._succ)
+            self._forms[group] = _relative_form(group, self.h.model.g.succ)
         return self._forms[group]
 
     def _fresh(self) -> None:

@@ -89,7 +89,7 @@ def _meet(a: Serves, b: Serves) -> Serves:
 
 def _labels(h: Hierarchy, optimizer: Group) -> dict[str, Serves]:
     """Each op below the optimizer -> what it serves (see :data:`Serves`)."""
-    nodes, succ = h.model.g._node, h.model.g._succ
+    nodes, succ = h.model.g.node_data, h.model.g.succ
     position = h.order()
     ops = sorted((op.name for op in op_members(optimizer)), key=position.__getitem__)
     index = {name: i for i, name in enumerate(ops)}

@@ -1,11 +1,14 @@
 """One group laid out by Graphviz: its DOT (children as boxes of known size), the runs batched
-on every core and cached by the DOT's text, and the positions and splines read back."""
+on every core and cached by the DOT's text (the recent ones: :class:`LayoutCache`), and the
+positions and splines read back."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -33,13 +36,64 @@ if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..options import RenderOptions
 
-__all__ = ["attach_label", "group_dot", "laid_edge", "layout_all", "read_local"]
+__all__ = ["LayoutCache", "attach_label", "group_dot", "laid_edge", "layout_all", "read_local"]
 
 
 _BATCH = 64  # group layouts per engine call
 
 
-_cache: dict[str, dict | None] = {}
+class LayoutCache:
+    """Graphviz's answers by DOT text, the least recently used dropped first once the texts
+    kept pass ``max_chars`` in all.
+
+    Why a cache: laying out is most of a render, and the same DOT gets the same answer.  A
+    graph drawn again reuses every group's layout: a notebook cell run again, the page after
+    the SVG of the same view, a docs build drawing a graph another page drew, the tests
+    drawing each sample many times.  Why bounded: a session that draws graph after graph
+    would otherwise keep every layout it ever made.  Why by characters: an answer holds
+    about 17 bytes per character of its DOT, so the bound is a memory budget whatever the
+    groups' sizes; the default (4 million characters, about 70 MB) holds the layouts of
+    about a hundred views of an 18,000-op training step at depth 3 (38,000 characters each),
+    so the recent graphs, the ones drawn again, stay.  One text over the whole budget is not
+    kept.  A lock keeps it whole when an API user renders from several threads at once.
+    """
+
+    def __init__(self, max_chars: int = 4_000_000) -> None:
+        self.max_chars = max_chars
+        #: The characters of the DOT texts kept.
+        self.chars = 0
+        self._items: OrderedDict[str, dict | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def held(self, sources: Iterable[str]) -> dict[str, dict | None]:
+        """The answers kept for these DOT texts, each now the most recently used."""
+        with self._lock:
+            found = {}
+            for source in sources:
+                if source in self._items:
+                    self._items.move_to_end(source)
+                    found[source] = self._items[source]
+            return found
+
+    def add(self, source: str, result: dict | None) -> None:
+        """Keep an answer (None: Graphviz refused the graph), dropping the least recently
+        used ones until the texts fit the budget."""
+        if len(source) > self.max_chars:
+            return
+        with self._lock:
+            if source not in self._items:  # another thread may have laid it out meanwhile
+                self.chars += len(source)
+            self._items[source] = result
+            self._items.move_to_end(source)
+            while self.chars > self.max_chars:
+                dropped, _ = self._items.popitem(last=False)
+                self.chars -= len(dropped)
+
+
+_cache = LayoutCache()
 
 
 def laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
@@ -103,18 +157,21 @@ def _run_batch(sources: list[str]) -> list[dict | None]:
 
 def layout_all(sources: list[str], progress: Callable[[int], None] | None
                 ) -> list[dict | None]:
-    """Lay out many group graphs: cached ones free, the rest batched over all cores."""
-    todo = sorted({s for s in sources if s not in _cache}, key=len)
+    """Lay out many group graphs: cached ones free, the rest batched over all cores (each
+    answered from this call's results, whatever the cache keeps of them)."""
+    known = _cache.held(sources)
+    todo = sorted({s for s in sources if s not in known}, key=len)
     batches = [todo[i:i + _BATCH] for i in range(0, len(todo), _BATCH)]
     if batches:
         workers = max(1, min(len(batches), os.cpu_count() or 1))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             for batch, results in zip(batches, pool.map(_run_batch, batches), strict=True):
                 for src, res in zip(batch, results, strict=True):
-                    _cache[src] = res
+                    known[src] = res
+                    _cache.add(src, res)
                 if progress:
                     progress(len(batch))
-    return [_cache[s] for s in sources]
+    return [known[s] for s in sources]
 
 
 def _floats(text: str) -> list[float]:

@@ -301,7 +301,7 @@ def _merge(d: GraphDiff) -> GraphModel:
     status = d.status()
     what = {c.new: c.what for c in d.changed}
     back = {n: o for o, n in d.pairs.items()}
-    for name, data in new.g._node.items():
+    for name, data in new.g.node_data.items():
         g.add_node(name, **{**data, "diff": status[name], "diff_what": what.get(name, []),
                             "diff_old": back.get(name)})
         if name in what:  # what it was: shown beside what it is
