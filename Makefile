@@ -14,10 +14,11 @@ SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved
 # committed.
 VIEWER     := graphviz_tb/draw/viewer/bundle.js graphviz_tb/draw/viewer/layout-worker.js.gz \
               graphviz_tb/tbplugin/tab.js
-# The viewer's sources: its own code (less what the build generates) and graphviz_tb/style.py,
-# the palette and sizes it shares with Python.
+# The viewer's sources: its own code (less what the build generates), and graphviz_tb/style.py
+# and graphviz_tb/group/aside.py, the palette, sizes and grouping rules it shares with Python.
 VIEWER_SRC := $(filter-out %/style.gen.js,$(wildcard graphviz_tb/draw/viewer/src/*.js)) \
-              $(wildcard graphviz_tb/tbplugin/src/*.js) graphviz_tb/style.py scripts/build-viewer.mjs
+              $(wildcard graphviz_tb/tbplugin/src/*.js) graphviz_tb/style.py \
+              graphviz_tb/group/aside.py scripts/build-viewer.mjs
 
 node_modules/.package-lock.json: package.json package-lock.json
 	@scripts/ensure-system.sh node:nodejs npm:npm

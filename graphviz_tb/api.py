@@ -15,9 +15,8 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError
 from .jupyter import mimebundle
-from .options import LoadOptions, RenderOptions, format_for
+from .options import GroupOptions, LoadOptions, RenderOptions, format_for
 
 if TYPE_CHECKING:
     from .group.tree import Hierarchy
@@ -54,7 +53,7 @@ class Graph:
         self.index = index
         self.load_options = load_options or LoadOptions()
         self._costs: dict[bool, CostSet | None] = {}
-        self._hierarchies: dict[tuple, Hierarchy] = {}
+        self._hierarchies: dict[GroupOptions, Hierarchy] = {}
         self._counts: dict[int, int] = {index: model.top_level_nodes}
         self._shape_pins: tuple[tuple[str, tuple[int | None, ...]], ...] | None = None
         #: The last :meth:`infer_shapes` result (None until shapes were inferred).
@@ -71,15 +70,15 @@ class Graph:
         return base if len(self.discovery.graphs) == 1 else f"{base} · {self.source.name}"
 
     def hierarchy(self, options: RenderOptions | None = None) -> Hierarchy:
-        """The scope tree for these options (cached per grouping option), settled whole."""
+        """The scope tree for these options (cached by their grouping options), settled whole."""
         from .pipeline import group  # the driver: imported when a graph is drawn
 
         options = options or RenderOptions()
         if options.infer_shapes or options.input_shapes:
             self.infer_shapes(options.input_shapes)
-        key = (options.series, options.prefix_groups, options.series_min, options.blocks)
+        key = options.grouping
         if key not in self._hierarchies:
-            self._hierarchies[key] = group(self.model, options)
+            self._hierarchies[key] = group(self.model, key)
         return self._hierarchies[key]
 
     def infer_shapes(
@@ -137,26 +136,13 @@ class Graph:
         return self._costs[every_step]
 
     def _render_costs(self, options: RenderOptions, fmt: str) -> CostSet | None:
-        """The costs a render needs: every step for the viewer, the chosen one for a static
-        picture coloured by cost, none otherwise; a clear error when a cost mode has none."""
+        """The costs a render reads: every step for the viewer, the chosen one for a static
+        picture coloured by cost, none otherwise (the view says when a colouring lacks them)."""
         from .pipeline import metric_of  # the driver, as above
 
-        metric = metric_of(options.color_by)
-        if fmt != "html" and metric is None:
+        if fmt != "html" and metric_of(options.color_by) is None:
             return None
-        costs = self.costs(every_step=fmt == "html")
-        if metric is None:
-            return costs
-        if costs is None:
-            raise InputError(
-                f"{self.name}: --color-by {options.color_by} needs recorded costs, and there "
-                "are none for this graph; record them with RunOptions(trace_level=FULL_TRACE) "
-                "and FileWriter.add_run_metadata, or Keras' TensorBoard(profile_batch=...) "
-                "callback, or pass --run-metadata FILE")
-        if metric == "memory" and not costs.current.memory:
-            raise InputError(f"{costs.current.name} holds timings only (a profiler capture "
-                             "has no memory per op); colour by compute-time")
-        return costs
+        return self.costs(every_step=fmt == "html")
 
     def count_nodes(self, index: int) -> int:
         """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""

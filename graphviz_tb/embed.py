@@ -357,7 +357,7 @@ def markup(embed: Embed, url: str) -> str:
 
     A static picture is an ``<img>`` linked to the full-size file (an SVG in ``<img>`` runs
     no script and loads nothing), drawn at its own size in a frame that scrolls: shrunk to a
-    700-900 px column, a model's names were 5 px high, unreadable where they stood.  A
+    700-900 px column, a model's names would be 5 px high, unreadable where they stand.  A
     ``width`` or ``height`` the author gives still sizes it.  The interactive form is an
     ``<iframe>`` of the viewer file: it keeps its own Content-Security-Policy and scripts
     apart from the page, and the ``sandbox`` attribute keeps its scripts from touching the

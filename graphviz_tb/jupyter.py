@@ -130,7 +130,7 @@ def srcdoc_iframe(page: str, height: str = "600px", title: str = "graph") -> str
 def scroll_frame(src: str, alt: str, style: str = "max-width:none;height:auto",
                  href: str | None = None) -> str:
     """A static picture at its own size (``style``) in a frame that scrolls, linked to
-    ``href`` when given: shrunk to a 700-900 px column, a model's names were 5 px high.
+    ``href`` when given: shrunk to a 700-900 px column, a model's names would be 5 px high.
     ``src``, ``alt`` and ``href`` are escaped here."""
     img = (f'<img class="tbgraph tbgraph-svg" src="{html.escape(src, quote=True)}" '
            f'alt="{html.escape(alt, quote=True)}" style="{style}">')

@@ -7,13 +7,13 @@ pure function of (input, options) and its output is byte-identical for the same 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from .errors import GraphvizTbError
 
-__all__ = ["COLOR_BY", "COST_MODES", "FORMATS", "RANKDIRS", "LoadOptions", "RenderOptions",
-           "format_for", "parse_input_shape"]
+__all__ = ["COLOR_BY", "COST_MODES", "FORMATS", "RANKDIRS", "GroupOptions", "LoadOptions",
+           "RenderOptions", "format_for", "parse_input_shape"]
 
 RANKDIRS = ("BT", "TB", "LR", "RL")
 #: Colourings by what ops cost when they ran (run metadata or a profiler capture).
@@ -86,6 +86,18 @@ class LoadOptions:
     run_metadata: str | None = None
     step: str | None = None
     batch_size: int | None = None
+
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """What the grouping stage reads, and all it reads: the tree is a function of the model
+    and this value, so a graph's trees are cached by it (see :class:`RenderOptions` for what
+    each field does; a user sets them there, flat)."""
+
+    series: bool = True
+    prefix_groups: bool = True
+    series_min: int = 5
+    blocks: bool = True
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,11 @@ class RenderOptions:
     legend: bool = True
     input_shapes: tuple[tuple[str, tuple[int | None, ...]], ...] = field(default=())
     infer_shapes: bool = False
+
+    @property
+    def grouping(self) -> GroupOptions:
+        """The grouping stage's options, taken from the flat fields of the same names."""
+        return GroupOptions(**{f.name: getattr(self, f.name) for f in fields(GroupOptions)})
 
     def __post_init__(self) -> None:
         if self.rankdir not in RANKDIRS:

@@ -35,9 +35,9 @@ from .model.costs import CostSet, attach, metric_of
 from .model.diff import GraphDiff, diff_models
 from .model.inference import ShapeReport, infer_shapes
 from .options import LoadOptions
+from .picture import DiffTally
 from .read import LAYER_GRAPH_ONLY, discover, discover_object, select, select_costs
-from .view.costs import Totals
-from .view.opening import DiffTally, choose_view
+from .view.opening import choose_picture
 from .write.files import write_output
 from .write.info import format_info, graph_info, listing_info
 from .write.page import PageEntry, write_page
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from .group.tree import Hierarchy
     from .model.costs import StepCosts
     from .model.graph import GraphModel
-    from .options import RenderOptions
+    from .options import GroupOptions, RenderOptions
     from .read.base import Discovery, GraphSource
 
 __all__ = [
@@ -195,7 +195,7 @@ def recorded_costs(discovery: Discovery, source: GraphSource, model: GraphModel,
 # --------------------------------------------------------------------------- group
 
 
-def group(model: GraphModel, options: RenderOptions) -> Hierarchy:
+def group(model: GraphModel, options: GroupOptions) -> Hierarchy:
     """The model's ops grouped, everything settled (:mod:`graphviz_tb.group`)."""
     return build_hierarchy(model, options)
 
@@ -239,20 +239,9 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
     if fmt == "html":
         return render_html(h, options, title=title, progress=progress,
                            costs=costs).encode("utf-8")
-    metric = metric_of(options.color_by)
-    totals = tally = None
-    if metric is not None:
-        if costs is None:
-            raise GraphvizTbError(f"--color-by {options.color_by} needs recorded costs (run "
-                                  "metadata or a profiler capture), and there are none")
-        totals = Totals(h, costs.current, metric)
-    elif options.color_by == "diff":
-        tally = DiffTally(h)
-    notes = totals.label if totals is not None else tally.note if tally is not None else None
-    view = choose_view(h, options, tally.opening if tally is not None else None)
-    scene = build_scene(h, options, view, progress=progress, notes=notes,
-                        titles=totals.label if totals is not None else None)
-    doc = scene_to_dot(h, scene, options, totals, diff=tally)
+    picture = choose_picture(h, options, costs, name=title)
+    scene = build_scene(h, options, picture, progress=progress)
+    doc = scene_to_dot(h, scene, picture, options)
     if fmt == "dot":
         return doc.text.encode("utf-8")
     return run_neato(doc, fmt)
@@ -260,15 +249,14 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
 
 def _viewer_data(h: Hierarchy, options: RenderOptions, *, title: str,
                  progress: Callable[[int, int], None] | None,
-                 costs: CostSet | None) -> dict[str, Any]:
-    """One graph's viewer data: the view and its layouts, then every group's edges and
-    template (the page ships them all), then the data."""
-    tally = DiffTally(h) if options.color_by == "diff" else None  # one count, used twice
-    view = choose_view(h, options, tally.opening if tally is not None else None)
-    scene = build_scene(h, options, view, progress=progress,
-                        notes=tally.note if tally is not None else None)
+                 costs: CostSet | None, alone: bool = True) -> dict[str, Any]:
+    """One graph's viewer data: the picture first drawn and its layouts, then every group's
+    edges and template (the page ships them all), then the data.  A graph ``alone`` on its
+    page is refused when its colouring needs costs it lacks."""
+    picture = choose_picture(h, options, costs, page=True, name=title if alone else None)
+    scene = build_scene(h, options, picture, progress=progress)
     complete(h)
-    return build_data(h, scene, options, title=title, costs=costs, tally=tally)
+    return build_data(h, scene, picture, options, title=title, costs=costs)
 
 
 def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
@@ -301,6 +289,6 @@ def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options:
         "pages": [{"run": e.run, "name": e.name, "graph": e.graph} for e in entries],
         "first": first,
         "graphs": [_viewer_data(g.hierarchy, options, title=g.title, progress=progress,
-                                costs=g.costs) for g in graphs],
+                                costs=g.costs, alone=False) for g in graphs],
     }
     return write_page(data, options, options.title or title)

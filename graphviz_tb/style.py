@@ -1,11 +1,12 @@
-"""Every colour, theme and palette a picture uses, and the sizes the viewer's layout shares
-with the Python one: the one source both writers and the viewer read.
+"""Every colour, theme and palette a picture uses, and the sizes and spacings the viewer's
+layout shares with the Python one: the one source both writers and the viewer read.
 
 The DOT writer (:mod:`graphviz_tb.draw.dot`) and the viewer's page data
 (:mod:`graphviz_tb.draw.viewer_data`) import the tables here; the viewer's own code gets them at
-build time: ``python graphviz_tb/style.py`` prints :func:`viewer_style` as a JavaScript module,
-which ``scripts/build-viewer.mjs`` writes beside the viewer's sources before bundling.  So this
-module imports nothing of the package: it runs as a script too.
+build time: ``python graphviz_tb/style.py`` prints :func:`viewer_style` as JSON, which
+``scripts/build-viewer.mjs`` writes as a JavaScript module beside the viewer's sources before
+bundling (with the grouping rules of :mod:`graphviz_tb.group.aside`, printed the same way).  So
+this module imports nothing of the package: it runs as a script too.
 """
 
 from __future__ import annotations
@@ -15,23 +16,29 @@ import json
 from typing import Any
 
 __all__ = [
-    "AUX_IQR_FACTOR",
-    "AUX_MIN_CHILDREN",
-    "AUX_MIN_DEGREE",
-    "BOOKKEEPING_NAMES",
-    "BOOKKEEPING_OPS",
+    "ARROW_SIZE",
     "CHAR_WIDTH",
     "COST_COLORS",
     "DIFF_COLORS",
     "DIFF_LINES",
+    "EDGE_LABEL_SIZE",
     "LABEL_BREAKS",
+    "LABEL_GAP",
+    "LABEL_GAP_ALONG",
+    "LABEL_H",
+    "LABEL_REACH",
+    "LABEL_REACH_ALONG",
     "MAX_LINE",
     "MIN_COLORED_OPS",
+    "NODESEP",
     "NO_RECORD",
     "OTHER_REPEATED",
+    "PAD",
     "PT",
+    "RANKSEP",
     "SCALE_STEPS",
     "STRUCTURE_COLORS",
+    "STUB_WEIGHT",
     "THEMES",
     "UNIQUE_COLOR",
     "WRAP",
@@ -148,23 +155,31 @@ LABEL_BREAKS = "_-/.: "
 #: The longest line a box shows (the writers cut longer ones).
 MAX_LINE = 48
 
-# --------------------------------------------------------------------------- auxiliary nodes
+# --------------------------------------------------------------------------- layout
 
-#: Children named like TensorFlow's bookkeeping (``init``, ``save``, summaries, the global
-#: step): the first picture leaves them closed, and the side column takes them.
-BOOKKEEPING_NAMES = (r"^(init(_\d+)?|save(_\d+)?|summaries|MergeSummary(_\d+)?|global_step|"
-                     r"report_uninitialized_variables|restore_all|saver_filename|train_op|"
-                     r"group_deps)$")
-#: Op types that are bookkeeping whatever they are called.  (A control-flow ``Merge`` is
-#: dataflow, not bookkeeping, though TensorFlow names it ``Merge`` too.)
-BOOKKEEPING_OPS = ("MergeSummary", "MergeV2Checkpoints")
-#: The quartile rule that moves high-degree children aside: a group needs this many
-#: children, and an outlier at least this degree, past the upper quartile by this many
-#: interquartile ranges.
-AUX_MIN_CHILDREN = 6
-AUX_MIN_DEGREE = 4
-AUX_IQR_FACTOR = 3.0
-
+#: Graphviz's room between neighbouring boxes and between ranks in a group's layout (inches).
+NODESEP = 0.22
+RANKSEP = 0.32
+#: Graphviz's ``arrowsize`` of every edge: the layouts leave room for the arrowhead the
+#: drawing puts there, so each line runs into its arrowhead (the default size left a 4 pt gap).
+ARROW_SIZE = 0.6
+#: How hard the layout pulls a stub towards the end it stands beside (ordinary edges: 1).
+STUB_WEIGHT = 8
+#: Room inside an expanded group's border, and above its content for its title (points).
+PAD = 10.0
+LABEL_H = 20.0
+#: The font size of an edge's label, which the layout measures it by.
+EDGE_LABEL_SIZE = 8
+#: An edge's label reads as its own when its path passes this near Graphviz's place for it:
+#: half its width and :data:`LABEL_REACH` across a vertical path (rank direction TB or BT),
+#: :data:`LABEL_REACH_ALONG` along a horizontal one.  Farther, dot left it beside another
+#: line (a tall box sharing the label's rank), and it goes beside its own path's nearest
+#: point: half its width and :data:`LABEL_GAP` to the side, or :data:`LABEL_GAP_ALONG` above
+#: or below.
+LABEL_REACH = 10
+LABEL_REACH_ALONG = 14
+LABEL_GAP = 4
+LABEL_GAP_ALONG = 8
 
 def viewer_style() -> dict[str, Any]:
     """What the viewer's code needs from here (the rest reaches it in the page data)."""
@@ -180,14 +195,17 @@ def viewer_style() -> dict[str, Any]:
         "wrapMost": WRAP_MOST,
         "labelBreaks": LABEL_BREAKS,
         "maxLine": MAX_LINE,
-        "bookkeepingNames": BOOKKEEPING_NAMES,
-        "bookkeepingOps": list(BOOKKEEPING_OPS),
-        "auxMinChildren": AUX_MIN_CHILDREN,
-        "auxMinDegree": AUX_MIN_DEGREE,
-        "auxIqrFactor": AUX_IQR_FACTOR,
+        "nodesep": NODESEP,
+        "ranksep": RANKSEP,
+        "arrowSize": ARROW_SIZE,
+        "stubWeight": STUB_WEIGHT,
+        "edgeLabelSize": EDGE_LABEL_SIZE,
+        "labelReach": LABEL_REACH,
+        "labelReachAlong": LABEL_REACH_ALONG,
+        "labelGap": LABEL_GAP,
+        "labelGapAlong": LABEL_GAP_ALONG,
     }
 
 
-if __name__ == "__main__":  # scripts/build-viewer.mjs: the viewer's copy, as a JS module
-    print("// Generated from graphviz_tb/style.py by scripts/build-viewer.mjs: do not edit.")
-    print(f"export const STYLE = {json.dumps(viewer_style(), sort_keys=True)};")
+if __name__ == "__main__":  # scripts/build-viewer.mjs: the viewer's copy, as JSON
+    print(json.dumps(viewer_style(), sort_keys=True))

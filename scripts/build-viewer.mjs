@@ -14,8 +14,9 @@
 // timestamp and a fixed operating-system byte in its header).
 //
 // First it writes graphviz_tb/draw/viewer/src/style.gen.js (also ignored by git): the palette,
-// cost-scale steps and layout sizes the viewer shares with Python, printed by
-// `$PYTHON graphviz_tb/style.py` (PYTHON defaults to python3), so they have one source.
+// cost-scale steps, layout sizes and grouping rules the viewer shares with Python, printed as
+// JSON by `$PYTHON graphviz_tb/style.py` and `$PYTHON graphviz_tb/group/aside.py` (PYTHON
+// defaults to python3), so they have one source.
 //
 // Usage: node scripts/build-viewer.mjs [--dev]   (run `npm ci` first; `make viewer` does both)
 import { build } from "esbuild";
@@ -56,24 +57,40 @@ function fail(message) {
 
 const kib = (n) => `${(n / 1024).toFixed(0)} KiB`;
 
-// 0. What the viewer shares with Python (graphviz_tb/style.py), as a JavaScript module.  It is
-// rewritten only when it changes, so its time stamp says when the style last did.
+// 0. What the viewer shares with Python, as one JavaScript module: each source prints its part
+// as a JSON object.  It is rewritten only when it changes, so its time stamp says when the
+// shared values last did.
 const STYLE = path.join(viewer, "src", "style.gen.js");
+const SHARED = ["graphviz_tb/style.py", "graphviz_tb/group/aside.py"];
 const python = process.env.PYTHON || "python3";
-const styleRun = spawnSync(python, [path.join("graphviz_tb", "style.py")], {
-  cwd: root, encoding: "utf8", maxBuffer: 1 << 20,
-});
-if (styleRun.error || styleRun.status !== 0) {
-  const why = styleRun.error ? styleRun.error.message
-    : (styleRun.stderr || "").trim().split("\n").pop() || `exit status ${styleRun.status}`;
-  fail(`could not write the viewer's style: ${python} graphviz_tb/style.py failed (${why}); ` +
-    "set PYTHON to a Python 3 interpreter");
+const shared = {};
+for (const source of SHARED) {
+  const run = spawnSync(python, [source], { cwd: root, encoding: "utf8", maxBuffer: 1 << 20 });
+  if (run.error || run.status !== 0) {
+    const why = run.error ? run.error.message
+      : (run.stderr || "").trim().split("\n").pop() || `exit status ${run.status}`;
+    fail(`could not write the viewer's style: ${python} ${source} failed (${why}); ` +
+      "set PYTHON to a Python 3 interpreter");
+  }
+  let part = null;
+  try {
+    part = JSON.parse(run.stdout);
+  } catch {
+    // reported below
+  }
+  if (part === null || typeof part !== "object" || Array.isArray(part)) {
+    fail(`${python} ${source} printed no JSON object`);
+  }
+  for (const [key, value] of Object.entries(part)) {
+    if (key in shared) fail(`${source} and an earlier source both set ${key}`);
+    shared[key] = value;
+  }
 }
-if (!/^export const STYLE = \{.*\};\r?$/m.test(styleRun.stdout)) {
-  fail(`${python} graphviz_tb/style.py printed no "export const STYLE = {...};" line`);
-}
+const sorted = Object.fromEntries(Object.keys(shared).sort().map((k) => [k, shared[k]]));
+const styleText = `// Generated from ${SHARED.join(" and ")} by scripts/build-viewer.mjs: ` +
+  `do not edit.\nexport const STYLE = ${JSON.stringify(sorted)};\n`;
 const oldStyle = await readFile(STYLE, "utf8").catch(() => null);
-if (oldStyle !== styleRun.stdout) await writeFile(STYLE, styleRun.stdout);
+if (oldStyle !== styleText) await writeFile(STYLE, styleText);
 
 // 1. Graphviz and its message loop, to run in a Web Worker: bundled, then gzipped.
 const worker = await build({

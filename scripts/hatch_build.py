@@ -9,7 +9,8 @@ product, never committed, so a wheel built from a clone, a git URL or the sdist 
   used as they are;
 * otherwise Node.js builds them: ``npm ci`` first when there is no ``node_modules`` (an
   existing one is the developer's, and is never reinstalled from here), then the bundler,
-  which runs ``graphviz_tb/style.py`` with this Python for the style shared with the viewer;
+  which runs ``graphviz_tb/style.py`` and ``graphviz_tb/group/aside.py`` with this Python for
+  the style and rules shared with the viewer;
 * without Node.js the build stops with one message saying what to install.  It never makes a
   wheel whose ``tbgraph render -o x.html`` fails later.
 
@@ -35,7 +36,7 @@ PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz",
             "graphviz_tb/tbplugin/tab.js")
 #: What it makes them from.
 SOURCES = ("package.json", "package-lock.json", "scripts/build-viewer.mjs", f"{VIEWER}/src",
-           "graphviz_tb/tbplugin/src", "graphviz_tb/style.py")
+           "graphviz_tb/tbplugin/src", "graphviz_tb/style.py", "graphviz_tb/group/aside.py")
 
 
 def fail(message: str) -> NoReturn:
@@ -72,8 +73,8 @@ def build_viewer(root: Path) -> None:
              "install node), or install the built wheel (pip install graphviz_tb)")
     if not (root / "node_modules").exists():
         _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], root)
-    # The bundler runs graphviz_tb/style.py for the style the viewer shares with Python: with
-    # this interpreter, the one building the package (python3 may not be on PATH).
+    # The bundler runs graphviz_tb/style.py and group/aside.py for what the viewer shares with
+    # Python: with this interpreter, the one building the package (python3 may not be on PATH).
     _run([node, "scripts/build-viewer.mjs"], root, env={"PYTHON": sys.executable})
     missing = [p for p in PRODUCTS if not (root / p).is_file()]
     if missing:

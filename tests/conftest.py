@@ -30,7 +30,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 #: installs with the package.
 ENGINES = {"native": "dot", "pure": "graphviz-pure"}
 #: Group layouts are cached per process by their DOT text: each engine keeps its own.
-_LAYOUT_CACHES: dict[str, dict] = {}
+_LAYOUT_CACHES: dict[str, dot_layout.LayoutCache] = {}
 
 
 @dataclass
@@ -67,7 +67,8 @@ def graphviz_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
             pytest.fail(f"the {request.param} engine is missing in CI: {exc}")
         pytest.skip(f"the {request.param} engine is not installed: {exc}")
     assert name == ENGINES[request.param]
-    monkeypatch.setattr(dot_layout, "_cache", _LAYOUT_CACHES.setdefault(request.param, {}))
+    monkeypatch.setattr(dot_layout, "_cache",
+                        _LAYOUT_CACHES.setdefault(request.param, dot_layout.LayoutCache()))
     yield name
     engine.current.cache_clear()  # the next test chooses afresh, from the restored variable
 

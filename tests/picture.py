@@ -24,7 +24,7 @@ every claim the picture makes:
   counts every instance in the whole graph;
 * arrows point from producer to consumer along the rank direction (up for ``BT``).
 
-The expectations come from the model (its networkx graph and its NodeDefs' recorded shapes) and
+The expectations come from the model (its op graph and its NodeDefs' recorded shapes) and
 from the hierarchy's membership (which ops a box holds).  Nothing here reuses the layout,
 aggregation, template or styling code being checked.
 """
@@ -362,7 +362,7 @@ class Truth:
     def __init__(self, h: Hierarchy, *, dtypes: bool = False) -> None:
         self.h = h
         self.model = h.model
-        self.graph = h.model.graph
+        self.graph = h.model.g
         self.dtypes = dtypes
         self._ops: dict[Member, set[str]] = {}
 
@@ -386,7 +386,7 @@ class Truth:
     def model_edges(self, a: Member, b: Member) -> list[tuple[str, str, int, dict[str, Any]]]:
         """The op graph's edges from anything in ``a`` to anything in ``b``."""
         inside = self.ops(b)
-        succ = self.graph._succ
+        succ = self.graph.succ
         out = []
         for u in sorted(self.ops(a)):
             for v, keydict in succ[u].items():
@@ -785,7 +785,7 @@ def _structure_graph(g: Group) -> nx.DiGraph:
     tree edges and by the model's edges between ops inside, with their kinds (names, and the
     function a body came from, are not structure)."""
     d = nx.DiGraph()
-    graph = g.owner.model.graph
+    graph = g.owner.model.g
     stack: list[Member] = [g]
     ops: list[str] = []
     while stack:
@@ -801,7 +801,7 @@ def _structure_graph(g: Group) -> nx.DiGraph:
             ops.append(m.name)
     inside = set(ops)
     for u in ops:
-        for v, keydict in graph._succ[u].items():
+        for v, keydict in graph.succ[u].items():
             if v in inside:
                 kinds = tuple(sorted(Counter(x["kind"] for x in keydict.values()).items()))
                 d.add_edge(u + "\0o", v + "\0o", t=kinds)

@@ -44,14 +44,14 @@ def _mypy(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
                           text=True, check=False)
 
 
-def _copy_with(root: Path, code: str) -> Path:
+def _copy_with(root: Path, code: str, module: str = "group/tree.py") -> Path:
     """A copy of the package (and its pyproject.toml) under ``root``, with ``code`` appended to
-    its hierarchy module: a planted fault a checker must report."""
+    one of its modules (the hierarchy's by default): a planted fault a checker must report."""
     shutil.copytree(PACKAGE, root / "graphviz_tb",
                     ignore=shutil.ignore_patterns("__pycache__", "viewer"))
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
-    hierarchy = root / "graphviz_tb" / "group" / "tree.py"
-    hierarchy.write_text(hierarchy.read_text(encoding="utf-8") + code, encoding="utf-8")
+    planted = root / "graphviz_tb" / module
+    planted.write_text(planted.read_text(encoding="utf-8") + code, encoding="utf-8")
     return root
 
 
@@ -70,7 +70,7 @@ def test_the_type_hints_agree_with_the_code(tmp_path: Path) -> None:
 def test_every_stage_imports_only_earlier_stages() -> None:
     proc = _lint(REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "1 kept, 0 broken" in proc.stdout
+    assert "2 kept, 0 broken" in proc.stdout
 
 
 def test_every_module_has_its_place_in_the_contract() -> None:
@@ -94,6 +94,21 @@ def test_a_backwards_import_breaks_the_contract(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "graphviz_tb.group is not allowed to import graphviz_tb.layout" in proc.stdout
     assert "graphviz_tb.group.tree -> graphviz_tb.layout.groups" in proc.stdout
+
+
+@pytest.mark.parametrize("module", ["layout/scene.py", "draw/dot.py", "write/page.py"])
+def test_the_layout_and_the_writers_never_read_the_view(tmp_path: Path, module: str) -> None:
+    """They take the view's :class:`~graphviz_tb.picture.Picture`: importing ``view/`` (to
+    decide again what is open, or the colouring) is reported, though the layers allow it."""
+    _copy_with(tmp_path, "\n\ndef _decides_again() -> int:\n"
+                         "    from ..view.opening import AUTO_DEPTH  # the view's own rule\n"
+                         "    return AUTO_DEPTH\n", module)
+    proc = _lint(tmp_path)
+    assert proc.returncode != 0
+    stage = module.split("/")[0]
+    assert f"graphviz_tb.{stage} is not allowed to import graphviz_tb.view" in proc.stdout, \
+        proc.stdout
+    assert "pipeline stages import only earlier stages KEPT" in proc.stdout
 
 
 def _modules() -> list[tuple[Path, ast.Module]]:

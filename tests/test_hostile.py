@@ -44,7 +44,7 @@ from hostile_inputs import (
 
 import graphviz_tb
 from graphviz_tb.draw import viewer_data as html_mod
-from graphviz_tb.draw.dot import clean_text
+from graphviz_tb.escaping import clean_text
 
 pytestmark = pytest.mark.dot
 
@@ -425,7 +425,7 @@ def test_deep_scopes_do_not_recurse(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     from graphviz_tb.layout.scene import build_scene
     from graphviz_tb.options import RenderOptions
     from graphviz_tb.pipeline import render_html
-    from graphviz_tb.view.opening import choose_view
+    from graphviz_tb.view.opening import choose_picture
     from graphviz_tb.write.page import page_data
 
     path = hostile_inputs.write_pb(tmp_path / "deep.pb", hostile_inputs.deep_scopes_graph())
@@ -448,8 +448,9 @@ def test_deep_scopes_do_not_recurse(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(engine, "current", Origin)
     options = RenderOptions(expand_all=True)
-    scene = build_scene(h, options, choose_view(h, options))
-    doc = scene_to_dot(h, scene, options)
+    picture = choose_picture(h, options)
+    scene = build_scene(h, options, picture)
+    doc = scene_to_dot(h, scene, picture, options)
     data = page_data(render_html(h, options))
     assert len(scene.boxes) == 3001 + 3000  # ops and groups
     assert doc.text.count(" -> ") == 3000

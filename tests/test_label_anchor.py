@@ -24,7 +24,7 @@ from graphviz_tb.layout.dot_layout import (
 )
 from graphviz_tb.layout.scene import build_scene
 from graphviz_tb.options import RenderOptions
-from graphviz_tb.view.opening import choose_view
+from graphviz_tb.view.opening import choose_picture
 
 SAMPLES = Path(__file__).parents[1] / "samples"
 SPLINE_JS = Path(dot_layout.__file__).parents[1] / "draw" / "viewer" / "src" / "spline.js"
@@ -40,7 +40,7 @@ def drawn_paths() -> list[list[Point]]:
     for name in ("mnist_tf1.pb", "control_flow_v1.pbtxt"):
         h = graphviz_tb.load(SAMPLES / name).hierarchy()
         options = RenderOptions(expand_all=True)
-        scene = build_scene(h, options, choose_view(h, options, None))
+        scene = build_scene(h, options, choose_picture(h, options))
         out += [w.points for w in scene.wires if len(w.points) >= 4]
     assert len(out) > 400
     return out

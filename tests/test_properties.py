@@ -41,13 +41,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import graphviz_tb
-from graphviz_tb.draw.dot import clean_text
 from graphviz_tb.errors import GraphvizTbError
+from graphviz_tb.escaping import clean_text
 from graphviz_tb.group.build import build_hierarchy
 from graphviz_tb.group.tree import Group, OpNode, aggregate_edges
 from graphviz_tb.model.build import build_model
 from graphviz_tb.model.graph import CONTROL, parse_input
-from graphviz_tb.options import RenderOptions
+from graphviz_tb.options import GroupOptions, RenderOptions
 
 # --------------------------------------------------------------------------- strategies
 
@@ -169,7 +169,7 @@ def test_every_nodedef_and_every_input_is_accounted_for(gd: Any) -> None:
 @given(graph_defs(), st.booleans(), st.booleans())
 def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: bool) -> None:
     model = build_model(gd)
-    h = build_hierarchy(model, RenderOptions(series=series, prefix_groups=prefix,
+    h = build_hierarchy(model, GroupOptions(series=series, prefix_groups=prefix,
                                                   series_min=2))
     members = list(h.root.walk())
     drawn = [m.name for m in members if isinstance(m, OpNode)]
@@ -193,7 +193,7 @@ def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool)
     """A group's edges are the same, in the same order, whether the picture asked for that
     group alone or the viewer aggregated every group in one pass."""
     model = build_model(gd)
-    options = RenderOptions(series=series, series_min=2)
+    options = GroupOptions(series=series, series_min=2)
     one, every = build_hierarchy(model, options), build_hierarchy(model, options)
     aggregate_edges(every)
     for grp in every.all_groups():
@@ -212,7 +212,7 @@ def test_names_starting_with_an_underscore_make_no_nameless_group() -> None:
     named ``""``, the root's own name, which ``lookup`` and the viewer took for the root (found
     by the test above, on hostile names)."""
     names = ["_", "_a", "_b"] + [f"op{i}" for i in range(12)]
-    h = build_hierarchy(build_model(graph_def([node(n) for n in names])), RenderOptions())
+    h = build_hierarchy(build_model(graph_def([node(n) for n in names])), GroupOptions())
     assert "" not in h.groups
     assert all(g.name for g in h.groups.values())
     assert sorted(m.name for m in h.root.walk() if isinstance(m, OpNode)) == sorted(names)
@@ -233,7 +233,7 @@ def test_the_tree_is_final_when_grouping_returns(gd: Any, rnd: Any) -> None:
     deciding templates in any order changes no member, no depth and no group, and two builds
     give the same tree and the same template partition."""
     model = build_model(gd)
-    options = RenderOptions(series_min=2)
+    options = GroupOptions(series_min=2)
     h, again = build_hierarchy(model, options), build_hierarchy(model, options)
 
     def tree(h: Any) -> list[tuple[str, str, int, bool]]:
@@ -350,12 +350,12 @@ def _labelled(model: Any, group: Group) -> nx.DiGraph:
     names = {m.name for m in group.children}
     g = nx.DiGraph()
     for name in names:
-        g.add_node(name, t=model.graph.nodes[name]["op"])
-    for u, v, kind in model.graph.edges(data="kind"):
+        g.add_node(name, t=model.g.nodes[name]["op"])
+    for u, v, d in model.g.edges(data=True):
         if u in names and v in names:
             if not g.has_edge(u, v):
                 g.add_edge(u, v, t=Counter())
-            g.edges[u, v]["t"][kind] += 1
+            g.edges[u, v]["t"][d["kind"]] += 1
     return g
 
 
@@ -382,7 +382,7 @@ def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
     """The templates' shortcuts (canonical descriptions, twins, name witnesses) agree with a
     plain labelled isomorphism test on every pair of groups."""
     model = build_model(gd)
-    h = build_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
+    h = build_hierarchy(model, GroupOptions(series=False, prefix_groups=False))
     blocks = [grp for grp in h.groups.values() if grp.name.startswith("blk")]
     graphs = {grp.name: _labelled(model, grp) for grp in blocks}
     same_label = nx.algorithms.isomorphism.categorical_node_match("t", None)
@@ -393,7 +393,7 @@ def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
                                    edge_match=same_edge)
             assert (h.templates.of(a) == h.templates.of(b)) == iso, (a.name, b.name)
     # Series and picture colours partition groups by name witness first, templates last.
-    fresh = build_hierarchy(model, RenderOptions(series=False, prefix_groups=False))
+    fresh = build_hierarchy(model, GroupOptions(series=False, prefix_groups=False))
     classes = fresh.templates.classes([fresh.groups[grp.name] for grp in blocks])
     by_template: dict[int, list[str]] = {}
     for grp in blocks:

@@ -331,7 +331,7 @@ def test_groups_too_wide_for_dot_fall_back_to_rows(mnist: graphviz_tb.Graph,
     from graphviz_tb.layout import dot_layout, rows
 
     monkeypatch.setattr(rows, "_MAX_WIDTH", 100.0)  # every wide, flat group takes the fallback
-    monkeypatch.setattr(dot_layout, "_cache", {})
+    monkeypatch.setattr(dot_layout, "_cache", dot_layout.LayoutCache())
     root = parse(mnist.render(expand_all=True))
     assert len(node_groups(root, "op")) > 200
     assert_no_overlaps(root)

@@ -194,7 +194,7 @@ def test_the_optimizer_opens_into_the_mirror_of_the_model(
     # TensorFlow names after its first reader) stays outside them all.
     layer_of = {op.name: layer for layer in layers for op in layer.walk()
                 if isinstance(op, OpNode)}
-    crossing = [(u, v) for u, layer in layer_of.items() for v in graph.model.g._succ[u]
+    crossing = [(u, v) for u, layer in layer_of.items() for v in graph.model.g.succ[u]
                 if layer_of.get(v, layer) is not layer]
     assert crossing == []
     opened = _picture(graph, RenderOptions(expand=(step.optimizer,)))
@@ -212,7 +212,7 @@ def test_every_variable_an_update_group_writes_is_read_by_the_layer_it_is_named_
     (A slot variable, ``m`` or ``v``, is read by no model op: there is nothing to check.)"""
     step = training_steps[name]
     graph = graphviz_tb.load(step.path)
-    h, succ, nodes = graph.hierarchy(), graph.model.g._succ, graph.model.g._node
+    h, succ, nodes = graph.hierarchy(), graph.model.g.succ, graph.model.g.node_data
     optimizer = h.groups[step.optimizer]
     checked = 0
     for op in optimizer.walk():
@@ -239,9 +239,9 @@ def _handle(graph: graphviz_tb.Graph, write: str) -> str:
     g = graph.model.g
     name = write
     while True:
-        source = next(u for u, keys in g._pred[name].items()
+        source = next(u for u, keys in g.pred[name].items()
                       for d in keys.values() if d["dst_input"] == 0 and d["kind"] != "control")
-        if g._node[source]["op"] != "Identity":
+        if g.node_data[source]["op"] != "Identity":
             return source
         name = source
 

@@ -134,9 +134,9 @@ def run() -> None:
     """The ``tbgraph`` console script: :func:`main`, then a quick exit.
 
     A render keeps a few hundred thousand objects alive (the model and its scope tree) until
-    the end.  The cyclic collector would rescan them all whenever it ran after the build (0.3 s
-    a pass on NASNet-Large), and freeing them one by one at shutdown took 0.8 s more, a
-    quarter of the whole default render.  So one command, one short process: the collector
+    the end.  The cyclic collector would rescan them all whenever it ran after the build, and
+    freeing them one by one at shutdown would add a large share of a big render's time.  So
+    one command, one short process: the collector
     stays off (reference counting still frees everything acyclic), and once the output is
     written and the streams flushed, the process exits at once.
     """

@@ -9,22 +9,22 @@ tooltips here and as SVG titles patched in by :mod:`graphviz_tb.draw.svg`.
 
 from __future__ import annotations
 
-import html
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..escaping import clean_text, dot_html, dot_lines, dot_string
 from ..group.legend import legend_labels
 from ..group.templates import PictureColors
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..layout.parts import ARROW_SIZE, Stub
+from ..layout.parts import Stub
 from ..layout.scene import Box, Scene
 from ..layout.text import counted, label_lines, tensor_lines
 from ..model.costs import Scale, format_cost
 from ..model.graph import CONTROL, REF
 from ..model.shapes import format_shape
 from ..style import (
+    ARROW_SIZE,
     COST_COLORS,
     DIFF_COLORS,
     DIFF_LINES,
@@ -36,52 +36,15 @@ from ..style import (
     UNIQUE_COLOR,
     palette,
 )
-from ..view.costs import Totals
-from ..view.opening import DiffTally
 
 if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..options import RenderOptions
+    from ..picture import DiffTally, Picture, Totals
 
-__all__ = ["DotDocument", "clean_text", "scene_to_dot"]
+__all__ = ["DotDocument", "scene_to_dot"]
 
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 _MAX_LABEL = MAX_LINE
-
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    r"""Model strings made safe to show: control characters replaced, newlines as ``↵``, cut.
-
-    A lone ``\r`` is a newline too: XML readers turn it into ``\n``, so left alone it would
-    make an SVG title differ from the name it shows.
-    """
-    if not (text.isascii() and text.isprintable()):  # the common case has nothing to replace
-        text = _CONTROL_CHARS.sub(
-            "\ufffd", text.replace("\r\n", "↵").replace("\n", "↵").replace("\r", "↵"))
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
-
-
-def _esc(text: str) -> str:
-    """A DOT quoted escString: backslashes and quotes escaped so Graphviz shows them as is."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _esc_multiline(lines: list[str]) -> str:
-    return _esc("\n".join(lines)).replace("\n", "\\n")
-
-
-def _html(text: str) -> str:
-    """Text escaped for an HTML-like label.
-
-    Never empty, because Graphviz rejects an empty ``<FONT></FONT>`` or ``<B></B>`` as a syntax
-    error (an op with no name or no type), nor only tabs; and ``]`` as a character reference,
-    because Graphviz 2.43 rejects a text of only ``]`` or ``]]`` too (found by the property
-    tests and a fuzz of every character up to U+024F).
-    """
-    return html.escape(text.replace("\t", " "), quote=True).replace("]", "&#93;") or " "
 
 
 @dataclass
@@ -95,15 +58,15 @@ class DotDocument:
 
 
 class _Styler:
-    """Colours by the chosen ``color_by`` mode, each key given a stable distinct colour."""
+    """Colours by the picture's colouring, each key given a stable distinct colour."""
 
-    def __init__(self, h: Hierarchy, options: RenderOptions,
-                 structure: PictureColors | None = None, totals: Totals | None = None,
-                 scale: Scale | None = None, diff: DiffTally | None = None) -> None:
+    def __init__(self, h: Hierarchy, options: RenderOptions, picture: Picture,
+                 structure: PictureColors | None = None, scale: Scale | None = None) -> None:
         self.h, self.options, self.theme = h, options, THEMES[options.theme]
+        self.mode = picture.color_by
         self.structure = structure
-        self.totals, self.scale = totals, scale
-        self.diff = diff
+        self.totals, self.scale = picture.totals, scale
+        self.diff = picture.diff
         self._keys: dict[str, str] = {}
 
     def key_color(self, key: str) -> str:
@@ -117,7 +80,7 @@ class _Styler:
             self.key_color(key)
 
     def member_key(self, m: Member) -> str | None:
-        mode = self.options.color_by
+        mode = self.mode
         model = self.h.model
         if isinstance(m, OpNode):
             if mode == "op":
@@ -146,7 +109,7 @@ class _Styler:
         return COST_COLORS[self.options.theme][self.scale.step(value)]
 
     def fill(self, m: Member, expanded: bool = False) -> str:
-        mode = self.options.color_by
+        mode = self.mode
         if self.totals is not None:
             return self.cost_fill(m, expanded)
         if self.diff is not None:
@@ -254,16 +217,17 @@ def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> s
     :func:`~graphviz_tb.layout.text.label_lines`), op type or caption smaller and muted."""
     parts = [clean_text(t, _MAX_LABEL) for t in lines]
     if expanded:
-        return f"<<B>{_html(parts[0])}</B>>"
+        return f"<<B>{dot_html(parts[0])}</B>>"
     if isinstance(m, OpNode) and m.op in ("Const", "HostConst"):
-        small = f"<FONT POINT-SIZE=\"8\">{_html(parts[0])}</FONT>"
+        small = f"<FONT POINT-SIZE=\"8\">{dot_html(parts[0])}</FONT>"
         if len(parts) > 1:  # what it cost, when colouring by cost
-            return f"<{small}<BR/><FONT POINT-SIZE=\"7\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
+            return (f"<{small}<BR/><FONT POINT-SIZE=\"7\" COLOR=\"{fg}\">"
+                    f"{dot_html(parts[1])}</FONT>>")
         return f"<{small}>"
-    head = "<BR/>".join(f"<FONT POINT-SIZE=\"10\">{_html(clean_text(t))}</FONT>"
+    head = "<BR/>".join(f"<FONT POINT-SIZE=\"10\">{dot_html(clean_text(t))}</FONT>"
                         for t in label_lines(lines[0]))  # one or two lines, as sized
     if len(parts) > 1:
-        return f"<{head}<BR/><FONT POINT-SIZE=\"8\" COLOR=\"{fg}\">{_html(parts[1])}</FONT>>"
+        return f"<{head}<BR/><FONT POINT-SIZE=\"8\" COLOR=\"{fg}\">{dot_html(parts[1])}</FONT>>"
     return f"<{head}>"
 
 
@@ -279,7 +243,7 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     if styler.scale is not None and styler.totals is not None:
         colors, metric = COST_COLORS[options.theme], styler.totals.metric
         total = f"step total: {format_cost(metric, styler.totals.total)}"
-        rows.append(f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\">{_html(total)}</TD></TR>")
+        rows.append(f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\">{dot_html(total)}</TD></TR>")
         texts.append(total)
         for step, low, high in reversed(styler.scale.ranges()):
             text = format_cost(metric, low) if low == high else \
@@ -302,7 +266,7 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
         if more:
             add(other, f"{more} other repeated structure{'s' if more > 1 else ''}")
         add(UNIQUE_COLOR[options.theme], "unique structure")
-    elif options.color_by in ("op", "device", "dtype"):
+    elif styler.mode in ("op", "device", "dtype"):
         for key, color in list(styler._keys.items())[:14]:
             add(color, clean_text(key, 32))
     elif styler.diff is not None:
@@ -322,16 +286,16 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     for note in notes:  # why the data edges have no labels, and what adds them; what is not
         for line in _note_lines(note):  # in the picture, and how to get it
             rows.append(f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\">"
-                        f"<FONT COLOR=\"{THEMES[options.theme]['muted']}\">{_html(line)}"
+                        f"<FONT COLOR=\"{THEMES[options.theme]['muted']}\">{dot_html(line)}"
                         "</FONT></TD></TR>")
             texts.append(line)
     title = {"structure": "same colour = same structure", "op": "colour = op type",
              "device": "colour = device", "dtype": "colour = dtype",
              "compute-time": "colour = compute time, log scale (×3.2 a step)",
              "memory": "colour = memory, log scale (×3.2 a step)", "diff": "what changed",
-             "none": "edges"}[options.color_by]
+             "none": "edges"}[styler.mode]
     table = (f"<<TABLE BORDER=\"0\" CELLBORDER=\"0\" CELLSPACING=\"2\" CELLPADDING=\"1\">"
-             f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{_html(title)}</B></TD></TR>"
+             f"<TR><TD COLSPAN=\"2\" ALIGN=\"LEFT\"><B>{dot_html(title)}</B></TD></TR>"
              f"{''.join(rows)}</TABLE>>")
     height = 16 * (len(rows) + 1) + 12
     # As wide as its widest row (a swatch, then the text in 9 pt), at least 190 pt: a fixed
@@ -353,7 +317,7 @@ def _note_lines(note: str, width: int = 40) -> list[str]:
 
 def _legend_row(color: str, text: str) -> str:
     return (f"<TR><TD BGCOLOR=\"{color}\" WIDTH=\"14\" HEIGHT=\"10\"> </TD>"
-            f"<TD ALIGN=\"LEFT\">{_html(text)}</TD></TR>")
+            f"<TD ALIGN=\"LEFT\">{dot_html(text)}</TD></TR>")
 
 
 def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
@@ -364,8 +328,8 @@ def _stub_node(node_id: str, box: Box, theme: dict[str, str]) -> str:
     # the stub's extent, and so where its edges end, from its shape.
     return (f"{node_id} [shape=box, color=transparent, pos=\"{box.x:.2f},{box.y:.2f}!\", "
             f"width={box.w / PT:.3f}, height={box.h / PT:.3f}, fontsize=7, "
-            f"fontcolor=\"{theme['muted']}\", label={_esc(label)}, class=\"stub\", "
-            f"tooltip={_esc(tip)}, id=\"{node_id}\"];")
+            f"fontcolor=\"{theme['muted']}\", label={dot_string(label)}, class=\"stub\", "
+            f"tooltip={dot_string(tip)}, id=\"{node_id}\"];")
 
 
 def _edge_diff(h: Hierarchy, agg: AggEdge) -> str | None:
@@ -381,24 +345,23 @@ def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
     return any(e[1] in failed and edges[e].get("shape_error") for e in agg.edges)
 
 
-def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
-                 totals: Totals | None = None, *, diff: DiffTally | None = None
+def scene_to_dot(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOptions
                  ) -> DotDocument:
-    """Write the scene as a positioned DOT document (render with ``neato -n2``).
-
-    ``totals`` are the members' costs when colouring by compute time or memory; ``diff``
-    what changed below each member, when drawing a diff (``color_by="diff"``).
+    """Write the scene of ``picture`` as a positioned DOT document (render with
+    ``neato -n2``), coloured as the picture says: by structure, by a key, by each member's
+    recorded cost (``picture.totals``) or by what changed below it (``picture.diff``).
     """
     theme = THEMES[options.theme]
+    totals, diff = picture.totals, picture.diff
     structure = scale = None
     if totals is not None:
         scale = Scale([v for b in scene.boxes if not b.expanded and not isinstance(b.member, Stub)
                        and (v := totals(b.member)) is not None])
-    elif options.color_by == "structure":
+    elif picture.color_by == "structure":
         structure = h.templates.picture(b.member for b in scene.boxes
                                         if isinstance(b.member, Group))
-    styler = _Styler(h, options, structure, totals, scale, diff)
-    if options.color_by in ("op", "device", "dtype"):
+    styler = _Styler(h, options, picture, structure, scale)
+    if styler.mode in ("op", "device", "dtype"):
         styler.prime([k for b in scene.boxes if (k := styler.member_key(b.member))])
     margin = 8.0
     legend = _legend(options, styler) if options.legend else None
@@ -458,7 +421,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
             f"fillcolor=\"{fill}\"",
             f"label={_node_label(m, box.lines, box.expanded, second)}",
             f"class=\"{_classes(m, box.expanded, h)}{' aux' if box.aux else ''}\"",
-            f"tooltip={_esc_multiline(tip)}",
+            f"tooltip={dot_lines(tip)}",
             f"id=\"{node_id}\"",
         ]
         if box.expanded:
@@ -483,7 +446,7 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
         out.append(f"title [shape=plaintext, fontsize=14, pos=\"{width / 2:.1f},"
                    f"{height - title_h / 2:.1f}!\", width={width / PT:.3f}, height=0.3, "
                    f"class=\"title\", id=\"title\", "
-                   f"label=<<B>{_html(clean_text(options.title, 200))}</B>>];")
+                   f"label=<<B>{dot_html(clean_text(options.title, 200))}</B>>];")
         titles["title"] = options.title
     for j, wire in enumerate(scene.wires):
         agg = wire.agg
@@ -511,13 +474,13 @@ def scene_to_dot(h: Hierarchy, scene: Scene, options: RenderOptions,
             if error:
                 attrs.append(f"color=\"{line}\"")
         if wire.label and wire.label_pos:
-            attrs.append(f"label={_esc(clean_text(wire.label, 40))}")
+            attrs.append(f"label={dot_string(clean_text(wire.label, 40))}")
             attrs.append(f"lp=\"{wire.label_pos[0]:.2f},{wire.label_pos[1]:.2f}\"")
         tip = [f"{clean_text(agg.src.name, 200)} → {clean_text(agg.dst.name, 200)}"]
         counts = ", ".join(f"{n} {k}" for k, n in agg.counts.items() if n)
         tip.append(counts + (f" · {wire.label}" if wire.label else ""))
         tip.extend(clean_text(line, 300) for line in tensor_lines(h, agg))
-        attrs.append(f"tooltip={_esc_multiline(tip)}")
+        attrs.append(f"tooltip={dot_lines(tip)}")
         out.append(f"{ids[agg.src]} -> {ids[agg.dst]} [{', '.join(attrs)}];")
         titles[f"e{j}"] = f"{titles[ids[agg.src]]}->{titles[ids[agg.dst]]}"
     out.append("}")

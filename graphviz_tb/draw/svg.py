@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from html import escape
 
+from ..escaping import clean_text
 from ..layout import engine
-from .dot import DotDocument, clean_text
+from .dot import DotDocument
 
 __all__ = ["run_neato"]
 
@@ -27,7 +28,7 @@ def _patch_svg(svg: str, doc: DotDocument) -> str:
         name = doc.titles.get(m.group(2))
         if name is None:
             return m.group(0)
-        # Text content: &, < and > only (xml.sax.saxutils would pull in urllib, 10 ms).
+        # Text content: &, < and > only (xml.sax.saxutils would import urllib).
         return f"{m.group(1)}{escape(clean_text(name), quote=False)}{m.group(3)}"
 
     svg = _COMMENT.sub("", svg)  # Graphviz repeats each raw ID as a comment; drop them

@@ -45,13 +45,22 @@ from typing import TYPE_CHECKING, Any
 
 from ..group.legend import legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..layout.parts import LABEL_H, PAD, GroupLayout, Stub
+from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import Carried, edge_look, leaf_size
 from ..model.calls import call_targets
 from ..model.graph import CONTROL, DATA, REF
-from ..style import COST_COLORS, DIFF_COLORS, DIFF_LINES, NO_RECORD, PT, THEMES, UNIQUE_COLOR
-from ..view.opening import DiffTally, focus_members
+from ..style import (
+    COST_COLORS,
+    DIFF_COLORS,
+    DIFF_LINES,
+    LABEL_H,
+    NO_RECORD,
+    PAD,
+    PT,
+    THEMES,
+    UNIQUE_COLOR,
+)
 from .viewer_ops import Interner, OpsData
 
 if TYPE_CHECKING:
@@ -60,6 +69,7 @@ if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..model.costs import CostSet
     from ..options import RenderOptions
+    from ..picture import DiffTally, Picture
 
 __all__ = ["DATA_VERSION", "VIEWER_DIR", "build_data", "finite"]
 
@@ -140,7 +150,7 @@ class _Builder:
     def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
-        group (a Counter per member was a sixth of NASNet-Large's page data)."""
+        group (a Counter per member would be a large part of a big graph's page data)."""
         if len(set(devices.values())) == 1:
             holding: set[Member] = set()
             for m in reversed(self.members):
@@ -247,7 +257,7 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        succ, ids = self.model.g._succ, self.ids
+        succ, ids = self.model.g.succ, self.ids
         # Op name -> member index, for the kept ops: one lookup per edge end, not two.
         op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels, widths = Interner(), Interner()  # NASNet-Large: 61,000 edges, 400 widths
@@ -332,7 +342,7 @@ class _Builder:
         of the body and of the condition in the next iteration, and the condition's result
         decides every result of the loop."""
         graph, ops, ids = self.model.g, self.h.ops, self.ids
-        node = graph._node  # the node dicts themselves: the view cost more than the rest
+        node = graph.node_data  # the node dicts themselves: the view cost more than the rest
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
         for m in self.members:
@@ -364,15 +374,14 @@ class _Builder:
 
     # -- diffs
 
-    def diff_data(self, tally: DiffTally | None = None) -> dict[str, Any] | None:
-        """What changed, when the model is a diff's merged model: each member's status
-        (0 unchanged, 1 added, 2 removed, 3 changed), each group's counts, each changed op's
-        changes and what it was, each op's old name, each aggregated edge's status, and the
-        list of changes in the order the page lists them."""
+    def diff_data(self, tally: DiffTally | None) -> dict[str, Any] | None:
+        """What changed, when the model is a diff's merged model (``tally`` counts it): each
+        member's status (0 unchanged, 1 added, 2 removed, 3 changed), each group's counts,
+        each changed op's changes and what it was, each op's old name, each aggregated edge's
+        status, and the list of changes in the order the page lists them."""
         graph = self.model.g
-        if not any("diff" in data for data in graph._node.values()):
+        if tally is None or not self.model.is_diff:
             return None
-        tally = tally if tally is not None else DiffTally(self.h)
         code = {"unchanged": 0, "added": 1, "removed": 2, "changed": 3}
         status, counts, what, was, before = [], {}, {}, {}, {}
         order: dict[int, list[int]] = {3: [], 1: [], 2: []}
@@ -493,14 +502,12 @@ class _Builder:
                 "e": wires, "x": aux}
 
 
-def build_data(h: Hierarchy, scene: Scene, options: RenderOptions, *, title: str = "graph",
-               costs: CostSet | None = None, tally: DiffTally | None = None) -> dict[str, Any]:
+def build_data(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOptions, *,
+               title: str = "graph", costs: CostSet | None = None) -> dict[str, Any]:
     """Everything the viewer embeds, as one JSON-ready dict: the whole tree, with every
     group's edges and template (:func:`~graphviz_tb.group.build.complete` ran), and the
-    layouts of the ``scene`` drawn first.  ``tally`` counts a diff's changes."""
-    notes = tally.note if tally is not None else None
-    keep = focus_members(h, options.focus, options.radius)[0] if options.focus else None
-    b = _Builder(h, scene, options, keep, notes)
+    layouts of the ``scene`` of ``picture`` drawn first."""
+    b = _Builder(h, scene, options, picture.keep, picture.notes)
     data: dict[str, Any] = {"version": DATA_VERSION}
     data.update(b.members_data())
     data.update(b.edges_data())
@@ -508,12 +515,12 @@ def build_data(h: Hierarchy, scene: Scene, options: RenderOptions, *, title: str
     data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
     if costs is not None:
         data["costs"] = b.costs_data(costs)
-    changed = b.diff_data(tally)
+    changed = b.diff_data(picture.tally)
     if changed is not None:
         data["diff"] = changed
     data["options"] = {
         "title": options.title or title, "rankdir": options.rankdir,
-        "theme": options.theme, "colorBy": options.color_by, "aux": options.aux,
+        "theme": options.theme, "colorBy": picture.color_by, "aux": options.aux,
         "shapes": options.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
     }
     data["themes"] = THEMES

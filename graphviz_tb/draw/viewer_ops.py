@@ -106,7 +106,7 @@ class OpsData:
     dtype (colour keys), its attributes and outputs (interned), its calls and notes."""
 
     def __init__(self, model: GraphModel, members: list[OpNode]) -> None:
-        node = model.g._node  # the node dicts themselves: networkx's view is slower
+        node = model.g.node_data  # the node dicts themselves: networkx's view is slower
         known = model.cached_outputs()
         self.members = members
         self.devices: list[str] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._gc import paused_gc
-from ..options import RenderOptions
+from ..options import GroupOptions
 from .dataflow import find_blocks, repair_convexity, sections
 from .scopes import build_scopes, finish, prefix_groups
 from .series import op_series, settle
@@ -23,7 +23,7 @@ __all__ = ["build_hierarchy", "complete"]
 
 
 @paused_gc
-def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> Hierarchy:
+def build_hierarchy(model: GraphModel, options: GroupOptions | None = None) -> Hierarchy:
     """Group the model's ops into scopes, function bodies, a training step's parts (its
     optimizer opened into the mirror of the model), prefix groups, series, blocks and
     sections, with the structural templates that decide which numbered scopes are alike.
@@ -34,7 +34,7 @@ def build_hierarchy(model: GraphModel, options: RenderOptions | None = None) -> 
     a picture asks (:class:`~graphviz_tb.group.templates.Templates`): both are derived, and
     leave the tree as it is.
     """
-    options = options or RenderOptions()
+    options = options or GroupOptions()
     h = Hierarchy(model, options.series_min if options.series else None)
     build_scopes(h)
     adopt_loose_ops(h)

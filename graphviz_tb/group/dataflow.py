@@ -50,7 +50,8 @@ def _natural(m: Member) -> tuple:
 def sections(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> None:
     """Split any group with more than ``SECTION_LIMIT`` children into sections of
     ``SECTION_SIZE``, so that opening it never hands Graphviz one flat layout of thousands of
-    nodes (20,000 flat children take minutes; 100 sections of 200 take seconds).
+    nodes (dot's time grows far faster than its node count, so many small layouts cost much
+    less than one big one).
 
     Members are dealt out in dataflow order (a topological order of the group's children,
     natural name order among the ready, so ``add_150`` sits with ``add_0`` when nothing orders
@@ -114,7 +115,7 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
     """Which children take data from outside the group (or hold a data source), and which
     feed data out of it.  ``parameter`` remembers :func:`is_parameter` across groups."""
     graph = h.model.g
-    nodes, succ, pred = graph._node, graph._succ, graph._pred
+    nodes, succ, pred = graph.node_data, graph.succ, graph.pred
     if group is h.root:
         # Nothing lies outside the root: data enters at its sources only, and leaves nowhere;
         # no walk of every edge is needed to find that.
@@ -157,7 +158,7 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
 def is_parameter(h: Hierarchy, op: str, output: int) -> bool:
     """Is this op output a parameter (a constant, a variable, a resource handle) rather than
     data flowing through the model?"""
-    if h.model.g._node[op]["op"] in PARAMETER_OPS:
+    if h.model.g.node_data[op]["op"] in PARAMETER_OPS:
         return True
     info = h.model.tensor(op, output)
     return info is not None and info.dtype == "resource"

@@ -180,7 +180,7 @@ def strong_components(g: ChildGraph) -> list[int]:
     explicit stack: groups have up to 100,000 children).
 
     Written here rather than taken from networkx so that drawing a graph does not import it
-    (0.13 s, more than a small graph's whole render); the tests check it against networkx.
+    (which costs more than a small graph's whole render); the tests check it against networkx.
     """
     n = g.n
     index = [-1] * n

@@ -26,9 +26,8 @@ def ensure_group(h: Hierarchy, path: str) -> Group:
     """The group for a clean scope path (no empty components), creating it and its ancestors.
 
     The search starts from the deepest ancestor that already exists, not from the root: ops
-    usually arrive beside or just below a known scope, and walking down from the root re-hashed
-    every ancestor's full name, which made a scope nested 3,000 deep cost seconds (quadratic in
-    the depth, times the name length).
+    usually arrive beside or just below a known scope, and walking down from the root would
+    re-hash every ancestor's full name: quadratic in the depth, times the name length.
     """
     groups = h.groups
     cut = len(path)
@@ -50,7 +49,7 @@ def build_scopes(h: Hierarchy) -> None:
     callers: list[tuple[str, list[str]]] = []
     by_scope: dict[str, Group] = {"": h.root}
     ops = h.ops
-    for name, data in h.model.g._node.items():  # the node dict itself: no view overhead
+    for name, data in h.model.g.node_data.items():  # the node dict itself: no view overhead
         if "//" not in name and name[:1] != "/" and name[-1:] != "/":
             scope, _, label = name.rpartition("/")
             path = name
@@ -147,7 +146,7 @@ def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:
             continue
         if not keys:
             continue
-        moved = {m for k in keys for m in buckets[k]}  # a set: list membership was quadratic
+        moved = {m for k in keys for m in buckets[k]}  # a set: list membership would be quadratic
         keep = [m for m in grp._children if m not in moved]
         new_groups = []
         for key in sorted(keys):

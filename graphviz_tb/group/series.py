@@ -193,7 +193,7 @@ def _block_series(h: Hierarchy, templates: Templates, group: Group, minimum: int
     if len(order) < minimum:
         return False
     # Classes, not templates: alike blocks built by the same code are told apart by their
-    # forms, and deciding the templates of NASNet-Large's 19 cells cost a tenth of a second.
+    # forms, which cost far less to decide than the templates of big cells.
     kind: dict[Group, int] = {}
     for i, same in enumerate(templates.classes(order)):
         kind.update(dict.fromkeys(same, i))

@@ -5,8 +5,10 @@ was inlined from (Keras 2 makes one function per layer's branch).  Children are 
 before their parents (TensorBoard checks parents first, so identical blocks often end up with
 different colours), a cheap signature buckets candidates, and real equality is then verified
 with a labelled graph isomorphism test, so two templates never share a colour by hash
-collision.  Every template with two or more instances gets its own colour from an open-ended
-golden-ratio hue sequence (not a cycle of 10 hues); unique structure is grey.
+collision.  The repeated structures with the most ops in all take the fills of
+:data:`~graphviz_tb.style.STRUCTURE_COLORS`, one each, picked to be told apart at a glance;
+those past the palette, or too small to spend a colour on, share one other fill; unique
+structure is grey.
 
 Templates are computed on demand.  A picture asks for the groups it draws; a group's template
 needs its subtree's, and whether it has another instance anywhere is answered by first
@@ -182,7 +184,7 @@ class Templates:
         """:func:`_relative_form`, remembered until a series is made in its subtree."""
         self._fresh()
         if group not in self._forms:
-            self._forms[group] = _relative_form(group, self.h.model.g._succ)
+            self._forms[group] = _relative_form(group, self.h.model.g.succ)
         return self._forms[group]
 
     def _fresh(self) -> None:
@@ -270,8 +272,8 @@ class Templates:
         with the most ops in all first, then by their first group's name.
 
         No template or form is needed: a bucket's groups share their op count, so its ops in
-        all are its size times that count (a picture of NASNet-Large's training step that
-        split every large bucket into structures to rank them spent a second on it).
+        all are its size times that count, and ranking needs no large bucket split into its
+        structures.
         """
         if self._bucketed is None:
             self._bucket_all()
@@ -476,7 +478,7 @@ def _determined(labels: list[int], wiring: list[tuple]) -> bool:
     edge joins two of them, and each entry of the edge list that touches a shared label occurs
     once per child bearing it.  Then each such child has the same edges to the same uniquely
     labelled children, so the description fixes the graph up to swapping twins.  That covers
-    the symmetric groups that used to go to an isomorphism search (a fan-out into two alike
+    symmetric groups that would otherwise need an isomorphism search (a fan-out into two alike
     ops, several unconnected alike ops), and it is a property of the description alone, so
     two groups with one description always agree on it.
     """
@@ -541,7 +543,7 @@ def _by_order(group: Group, label: dict[int, int]) -> tuple:
     Two groups with equal results are isomorphic, the places being the witness.  This proves
     the sections of one series alike (``add_1…add_200`` against ``add_201…add_400``), whose
     names differ and whose chain of identical ops defeats both the refinement in
-    :func:`_canonical` and, slowly, the isomorphism search (25,000 chained ops took 22 s).
+    :func:`_canonical` and the isomorphism search, which is slow on a long chain.
     """
     children = sorted(group.children, key=lambda m: _natural(m.label))
     place = {id(m): i for i, m in enumerate(children)}

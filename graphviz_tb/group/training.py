@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..style import BOOKKEEPING_NAMES
+from .aside import BOOKKEEPING_NAMES
 from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
 from .partition import ChildGraph, strong_components, topological_order
 from .tree import (
@@ -44,7 +44,7 @@ _LOOSE_SCOPE_OPS = 4
 
 
 #: Names that are bookkeeping by convention (``init``, ``save``, summaries ...), whatever
-#: their degree: drawn aside (:mod:`graphviz_tb.view.auxiliary`), never opened by themselves, never
+#: their degree: drawn aside (:mod:`graphviz_tb.group.auxiliary`), never opened by themselves, never
 #: given loose ops.
 _CONVENTIONAL = re.compile(BOOKKEEPING_NAMES)
 
@@ -71,7 +71,7 @@ def _unit_ops(m: Member) -> list[OpNode]:
 
 def _anchored(h: Hierarchy, m: Member) -> bool:
     """Does this loose child hold a graph input or a result (which stay in sight)?"""
-    nodes, succ = h.model.g._node, h.model.g._succ
+    nodes, succ = h.model.g.node_data, h.model.g.succ
     # A call's body has arguments and results of its own; the call itself is what counts.
     for op in [h.ops[m.name]] if isinstance(m, Group) and m.kind == "function" \
             else _unit_ops(m):
@@ -136,7 +136,7 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     """
     kids = container._children
     where = child_index(kids)
-    succ = h.model.g._succ
+    succ = h.model.g.succ
     edges: set[tuple[int, int]] = set()
     from_grads: dict[int, int] = defaultdict(int)
     g_index = kids.index(grads) if grads is not None else -1
@@ -202,7 +202,7 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
         # variables (the loss is mirrored too, and may outweigh a small model), the largest
         # such part; else the largest part.
         reads = [0] * len(kids)
-        nodes = h.model.g._node
+        nodes = h.model.g.node_data
         for u, i in where.items():
             reads[i] += nodes[u]["op"] == "ReadVariableOp"
         model = max((j for j in range(len(kids)) if target[j] and j not in (g_index, optimizer)),
@@ -263,7 +263,7 @@ def _place(h: Hierarchy, kids: list[Member], moved: list[int], home: list[int],
     gradient scope, counts as its mirror (``gradient_tape/<its scope>``) where that exists;
     a neighbour adopted too counts where it went (a second pass, for chains of them).
     """
-    succ, pred, ops = h.model.g._succ, h.model.g._pred, h.ops
+    succ, pred, ops = h.model.g.succ, h.model.g.pred, h.ops
     gradients = {parts.gradients for parts in h.training.values()}
     spots: dict[int, Group | None] = {}
     later: dict[int, list[int]] = {}
@@ -326,7 +326,7 @@ def fold_metrics(h: Hierarchy) -> None:
     folded into one invented group (kind ``metrics``), which the convexity repair dissolves
     again should it lie on a loop.
     """
-    nodes = h.model.g._node
+    nodes = h.model.g.node_data
     for container, parts in list(h.training.items()):
         kids = container._children
         loose = _without_optimizer_state(h, _downstream_loose(h, kids), parts.optimizer)
@@ -348,7 +348,7 @@ def _without_optimizer_state(h: Hierarchy, loose: list[Member], optimizer: Group
     """``loose`` less the writes of variables the optimizer reads (its step counter, which a
     step increments at its top level: no metric) and what feeds only them.  What is left
     still feeds nothing outside it but results: the writes removed feed only those."""
-    model, nodes, succ = h.model, h.model.g._node, h.model.g._succ
+    model, nodes, succ = h.model, h.model.g.node_data, h.model.g.succ
     inside = {m.name for m in op_members(optimizer)}
     ops = {op.name: c for c in loose for op in _unit_ops(c)}
     gone = {c for name, c in ops.items() if nodes[name]["op"] in _VARIABLE_WRITES and (
@@ -373,8 +373,8 @@ def _downstream_loose(h: Hierarchy, kids: list[Member]) -> list[Member]:
     the gradients) is left out, so the group they make is convex (no path leaves it and comes
     back)."""
     where = child_index(kids)
-    succ = h.model.g._succ
-    nodes = h.model.g._node
+    succ = h.model.g.succ
+    nodes = h.model.g.node_data
     feeds = {i: {where.get(v) for op in _unit_ops(c) for v in succ[op.name]} - {i, None}
              for i, c in enumerate(kids)}
     # A result leaves the step: an output op feeding nothing in it (a body's results feed

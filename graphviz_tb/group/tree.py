@@ -46,7 +46,7 @@ class Member:
     """Anything drawn: an op or a group.  ``name`` is the full name; identity is the object.
 
     Plain classes with slots, not dataclasses: a 65,000-op graph makes about 100,000 members,
-    and their construction was a tenth of the default render.
+    and constructing them is a noticeable part of the default render.
     """
 
     __slots__ = ("depth", "label", "name", "parent")
@@ -239,7 +239,7 @@ class Hierarchy:
         """
         group.children  # noqa: B018  (its series made first: they change what meets in it)
         meet = self.meetings()
-        ops, succ, pairs = self.ops, self.model.g._succ, meet.pairs
+        ops, succ, pairs = self.ops, self.model.g.succ, meet.pairs
         edges: dict[tuple[Member, Member], AggEdge] = {}
         for i in meet.of(group):
             u, v = pairs[i]
@@ -252,7 +252,7 @@ class Hierarchy:
     def order(self) -> dict[str, int]:
         """Each op's position in the model (edge aggregation visits ops in this order)."""
         if self._order is None:
-            self._order = {name: i for i, name in enumerate(self.model.g._succ)}
+            self._order = {name: i for i, name in enumerate(self.model.g.succ)}
         return self._order
 
 
@@ -350,14 +350,14 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
     ops = h.ops
     if top is None or top is h.root:
         top = h.root
-        names: Iterable[str] = h.model.g._succ
+        names: Iterable[str] = h.model.g.succ
         inside: Container[str] = ops
     else:
         inside = set(op_names(top))
         names = sorted(inside, key=h.order().__getitem__)
     found: dict[Group, dict[tuple[Member, Member], AggEdge]] = {top: {}}
     found.update((m, {}) for m in top.walk() if isinstance(m, Group))
-    succ = h.model.g._succ
+    succ = h.model.g.succ
     for u in names:  # per (u, v) pair: one walk up the tree
         a0 = ops[u]
         for v, keydict in succ[u].items():
@@ -427,7 +427,7 @@ class Meetings:
 
     def __init__(self, h: Hierarchy) -> None:
         fix_depths(h.root)  # the walk up to the lowest common group compares depths
-        ops, succ = h.ops, h.model.g._succ
+        ops, succ = h.ops, h.model.g.succ
         pairs: list[tuple[str, str]] = []
         closing: set[int] = set()
         at: dict[Group, list[int]] = defaultdict(list)

@@ -2,11 +2,11 @@
 
 Keras' optimizers trace one chain of ops per variable under flat numbered names (``adam/Mul_3``,
 ``adam/Cast_5``, ``adam/AssignSubVariableOp_1``): 40 ops a variable, 40,000 for NASNet-Large,
-with nothing in their names to say which variable they update.  Opened, the optimizer was a
-stack of sections of 200 such names.  The dataflow says it: each chain ends in an op that
-writes a variable of the model (``AssignSubVariableOp``, ``AssignAddVariableOp``,
-``ResourceApply*``), and that variable was read, and so named, by its layer
-(``resnet50_1/conv1_conv_1/convolution/ReadVariableOp/resource``).
+with nothing in their names to say which variable they update: opened as they are named, the
+optimizer would be a stack of sections of 200 such names.  The dataflow says it: each chain
+ends in an op that writes a variable of the model (``AssignSubVariableOp``,
+``AssignAddVariableOp``, ``ResourceApply*``), and that variable is read, and so named, by its
+layer (``resnet50_1/conv1_conv_1/convolution/ReadVariableOp/resource``).
 
 So every op below the optimizer that serves the updates of one layer only goes into a group
 named after that layer, nested as the model's scopes are (``adam/resnet50_1/conv1_conv_1``),
@@ -89,7 +89,7 @@ def _meet(a: Serves, b: Serves) -> Serves:
 
 def _labels(h: Hierarchy, optimizer: Group) -> dict[str, Serves]:
     """Each op below the optimizer -> what it serves (see :data:`Serves`)."""
-    nodes, succ = h.model.g._node, h.model.g._succ
+    nodes, succ = h.model.g.node_data, h.model.g.succ
     position = h.order()
     ops = sorted((op.name for op in op_members(optimizer)), key=position.__getitem__)
     index = {name: i for i, name in enumerate(ops)}

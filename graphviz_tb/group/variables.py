@@ -58,7 +58,7 @@ def fold_variables(h: Hierarchy) -> None:
 def _fold_in(h: Hierarchy, container: Group) -> None:
     kids = container._children
     where = child_index(kids)
-    succ = h.model.g._succ
+    succ = h.model.g.succ
     calls = {i for i, c in enumerate(kids) if isinstance(c, Group) and c.kind == "function"}
     ops = [_ops(c) for c in kids]
     only = [i not in calls and all(_is_variable_op(h, op) for op in ops[i])
@@ -91,6 +91,6 @@ def _ops(member: Member) -> list[OpNode]:
 def _is_variable_op(h: Hierarchy, op: OpNode) -> bool:
     """Does this op only hold, read, write or check a variable (or is it a resource handle
     coming in as a placeholder or argument)?"""
-    kind = h.model.g._node[op.name]["op"]
+    kind = h.model.g.node_data[op.name]["op"]
     return kind in _VARIABLE_OPS or (kind in DATA_SOURCE_OPS and is_parameter(
         h, op.name, 0)) or (kind in _CAPTURED and op.label.isdigit())

@@ -1,38 +1,99 @@
 """One group laid out by Graphviz: its DOT (children as boxes of known size), the runs batched
-on every core and cached by the DOT's text, and the positions and splines read back."""
+on every core and cached by the DOT's text (the recent ones: :class:`LayoutCache`), and the
+positions and splines read back."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..errors import GraphvizTbError
+from ..escaping import dot_string
 from ..group.tree import AggEdge, Member
 from ..model.graph import CONTROL, DATA
-from ..style import PT
+from ..style import (
+    ARROW_SIZE,
+    EDGE_LABEL_SIZE,
+    LABEL_GAP,
+    LABEL_GAP_ALONG,
+    LABEL_REACH,
+    LABEL_REACH_ALONG,
+    NODESEP,
+    PT,
+    RANKSEP,
+    STUB_WEIGHT,
+)
 from . import engine
-from .parts import ARROW_SIZE, STUB_WEIGHT, GroupLayout, Stub, Wire
+from .parts import GroupLayout, Stub, Wire
 from .text import edge_look, outline, text_width
 
 if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..options import RenderOptions
 
-__all__ = ["attach_label", "group_dot", "laid_edge", "layout_all", "read_local"]
+__all__ = ["LayoutCache", "attach_label", "group_dot", "laid_edge", "layout_all", "read_local"]
 
 
 _BATCH = 64  # group layouts per engine call
 
 
-_cache: dict[str, dict | None] = {}
+class LayoutCache:
+    """Graphviz's answers by DOT text, the least recently used dropped first once the texts
+    kept pass ``max_chars`` in all.
+
+    Why a cache: laying out is most of a render, and the same DOT gets the same answer.  A
+    graph drawn again reuses every group's layout: a notebook cell run again, the page after
+    the SVG of the same view, a docs build drawing a graph another page drew, the tests
+    drawing each sample many times.  Why bounded: a session that draws graph after graph
+    would otherwise keep every layout it ever made.  Why by characters: an answer holds
+    about 17 bytes per character of its DOT, so the bound is a memory budget whatever the
+    groups' sizes; the default (4 million characters, about 70 MB) holds the layouts of
+    about a hundred views of an 18,000-op training step at depth 3 (38,000 characters each),
+    so the recent graphs, the ones drawn again, stay.  One text over the whole budget is not
+    kept.  A lock keeps it whole when an API user renders from several threads at once.
+    """
+
+    def __init__(self, max_chars: int = 4_000_000) -> None:
+        self.max_chars = max_chars
+        #: The characters of the DOT texts kept.
+        self.chars = 0
+        self._items: OrderedDict[str, dict | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def held(self, sources: Iterable[str]) -> dict[str, dict | None]:
+        """The answers kept for these DOT texts, each now the most recently used."""
+        with self._lock:
+            found = {}
+            for source in sources:
+                if source in self._items:
+                    self._items.move_to_end(source)
+                    found[source] = self._items[source]
+            return found
+
+    def add(self, source: str, result: dict | None) -> None:
+        """Keep an answer (None: Graphviz refused the graph), dropping the least recently
+        used ones until the texts fit the budget."""
+        if len(source) > self.max_chars:
+            return
+        with self._lock:
+            if source not in self._items:  # another thread may have laid it out meanwhile
+                self.chars += len(source)
+            self._items[source] = result
+            self._items.move_to_end(source)
+            while self.chars > self.max_chars:
+                dropped, _ = self._items.popitem(last=False)
+                self.chars -= len(dropped)
 
 
-def _q(text: str) -> str:
-    """A DOT quoted string (used for edge labels, which carry shapes we format ourselves)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+_cache = LayoutCache()
 
 
 def laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
@@ -52,9 +113,9 @@ def group_dot(
     index = {m: i for i, m in enumerate(children)}
     out = [
         "digraph G {",
-        f"graph [rankdir={rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];",
+        f"graph [rankdir={rankdir}, nodesep={NODESEP}, ranksep={RANKSEP}, fontname=Helvetica];",
         "node [fixedsize=true, label=\"\", shape=box];",
-        f"edge [fontname=Helvetica, fontsize=8, arrowsize={ARROW_SIZE}];",
+        f"edge [fontname=Helvetica, fontsize={EDGE_LABEL_SIZE}, arrowsize={ARROW_SIZE}];",
     ]
     for m in children:
         w, hgt = sizes[m]
@@ -63,7 +124,7 @@ def group_dot(
     for j, (agg, label, width) in enumerate(edges):
         attrs = [f"id=e{j}"]
         if label:
-            attrs.append(f"label={_q(label)}")
+            attrs.append(f"label={dot_string(label)}")
         if agg.kind == DATA and width != 1.0:
             # Drawn this thick (draw/dot.py): newer Graphviz leaves the arrowhead room for
             # its stroke only if the layout knows the width.
@@ -96,18 +157,21 @@ def _run_batch(sources: list[str]) -> list[dict | None]:
 
 def layout_all(sources: list[str], progress: Callable[[int], None] | None
                 ) -> list[dict | None]:
-    """Lay out many group graphs: cached ones free, the rest batched over all cores."""
-    todo = sorted({s for s in sources if s not in _cache}, key=len)
+    """Lay out many group graphs: cached ones free, the rest batched over all cores (each
+    answered from this call's results, whatever the cache keeps of them)."""
+    known = _cache.held(sources)
+    todo = sorted({s for s in sources if s not in known}, key=len)
     batches = [todo[i:i + _BATCH] for i in range(0, len(todo), _BATCH)]
     if batches:
         workers = max(1, min(len(batches), os.cpu_count() or 1))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             for batch, results in zip(batches, pool.map(_run_batch, batches), strict=True):
                 for src, res in zip(batch, results, strict=True):
-                    _cache[src] = res
+                    known[src] = res
+                    _cache.add(src, res)
                 if progress:
                     progress(len(batch))
-    return [_cache[s] for s in sources]
+    return [known[s] for s in sources]
 
 
 def _floats(text: str) -> list[float]:
@@ -164,7 +228,7 @@ def read_local(res: dict, children: list[Member],
 #: Even steps of the parameter at which each cubic segment of a path is sampled, and the
 #: golden-section steps that then narrow the neighbourhood of every sample nearer than both
 #: its neighbours: work fixed per segment, however long it is drawn (sampling every few
-#: points along the path cost 5.6 million points on a picture of long edges).  ``spline.js``
+#: points along the path would grow with the edges' drawn length).  ``spline.js``
 #: does the same, operation for operation, so the page puts a label where Python does.
 SPLINE_SAMPLES = 8
 SPLINE_REFINE = 30
@@ -255,13 +319,13 @@ def attach_label(points: list[tuple[float, float]], lp: tuple[float, float], lab
     """
     if len(points) < 4:
         return lp
-    half = text_width(label, 8) / 2
+    half = text_width(label, EDGE_LABEL_SIZE) / 2
     across = rankdir in ("BT", "TB")
-    touch = half + 10 if across else 14  # a label this near its path reads as its own
+    touch = half + LABEL_REACH if across else LABEL_REACH_ALONG
     qx, qy = nearest_on_spline(points, lp, touch)
     dx, dy = qx - lp[0], qy - lp[1]
     if math.sqrt(dx * dx + dy * dy) <= touch:  # as the page computes it, bit for bit
         return lp
     if across:
-        return (qx + (half + 4) * (1 if lp[0] >= qx else -1), qy)
-    return (qx, qy + 8 * (1 if lp[1] >= qy else -1))
+        return (qx + (half + LABEL_GAP) * (1 if lp[0] >= qx else -1), qy)
+    return (qx, qy + LABEL_GAP_ALONG * (1 if lp[1] >= qy else -1))

@@ -221,7 +221,7 @@ def pure_executable() -> str | None:
     path activates nothing.  So ask the installed distribution where its file is, and look on
     PATH only when no distribution is installed (a system copy).
     """
-    # Imported only when no native dot was found: reading metadata is ~10 ms of start-up.
+    # Imported only when no native dot was found: reading metadata slows start-up.
     from importlib.metadata import PackageNotFoundError, distribution
 
     try:

@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..group.auxiliary import auxiliary_children
 from ..group.tree import AggEdge, Group, Member, aggregate_edges
-from ..view.auxiliary import auxiliary_children
+from ..style import LABEL_H, PAD
 from .dot_layout import group_dot, laid_edge, layout_all, read_local
-from .parts import LABEL_H, PAD, GroupLayout, GroupLayouts, Stub
+from .parts import GroupLayout, GroupLayouts, Stub
 from .rows import rows_layout, too_flat
 from .text import leaf_size, text_width
 

@@ -1,5 +1,5 @@
-"""What a layout is made of: wires (drawn edges), stubs, and each open group's own layout, with
-the margins every layout leaves."""
+"""What a layout is made of: wires (drawn edges), stubs, and each open group's own layout (the
+margins every layout leaves are in :mod:`graphviz_tb.style`, which the viewer shares)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,7 @@ from dataclasses import dataclass, field
 
 from ..group.tree import AggEdge, Group, Member
 
-__all__ = ["ARROW_SIZE", "LABEL_H", "PAD", "STUB_WEIGHT", "GroupLayout", "GroupLayouts", "Stub",
-           "Wire"]
-
-PAD = 10.0  # inside an expanded group's border
-
-
-LABEL_H = 20.0  # room for an expanded group's title
-
-
-#: Graphviz's ``arrowsize`` of every edge: the layouts leave room for the arrowhead the
-#: drawing puts there, so each line runs into its arrowhead (the default size left a 4 pt gap).
-ARROW_SIZE = 0.6
-
-
-#: How hard the layout pulls a stub towards the end it stands beside (ordinary edges: 1).
-STUB_WEIGHT = 8
+__all__ = ["GroupLayout", "GroupLayouts", "Stub", "Wire"]
 
 
 class Stub(Member):
@@ -61,7 +46,7 @@ class GroupLayout:
     height: float
     pos: dict[Member, tuple[float, float]]
     wires: list[Wire]
-    #: Children moved to the side column (see :mod:`graphviz_tb.view.auxiliary`), in column order.
+    #: Children moved to the side column (see :mod:`graphviz_tb.group.auxiliary`), in column order.
     aux: list[Member] = field(default_factory=list)
 
 

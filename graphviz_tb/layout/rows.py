@@ -9,8 +9,9 @@ from itertools import pairwise
 
 from ..group.tree import AggEdge, Member
 from ..model.graph import DATA
+from ..style import ARROW_SIZE
 from . import engine
-from .parts import ARROW_SIZE, GroupLayout, Stub, Wire
+from .parts import GroupLayout, Stub, Wire
 from .text import outline, text_width
 
 __all__ = ["rows_layout", "too_flat"]

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..group.tree import Group, Hierarchy, Member
-from ..view.opening import View
+from ..style import PAD
 from .groups import layout_groups
-from .parts import PAD, GroupLayout, GroupLayouts, Wire
+from .parts import GroupLayout, GroupLayouts, Wire
 
 if TYPE_CHECKING:
     from ..options import RenderOptions
+    from ..picture import Picture
 
 __all__ = ["Box", "Scene", "build_scene", "compose"]
 
@@ -92,18 +93,15 @@ def compose(h: Hierarchy, laid: GroupLayouts, expanded: frozenset[Group]) -> Sce
 
 
 
-def build_scene(h: Hierarchy, options: RenderOptions, view: View,
-                progress: Callable[[int, int], None] | None = None,
-                notes: Callable[[Member], str | None] | None = None,
-                titles: Callable[[Member], str | None] | None = None) -> Scene:
-    """The picture of ``view`` (see :func:`~graphviz_tb.view.opening.choose_view`): its open
-    groups laid out, then composed.
+def build_scene(h: Hierarchy, options: RenderOptions, picture: Picture,
+                progress: Callable[[int, int], None] | None = None) -> Scene:
+    """The ``picture`` (see :func:`~graphviz_tb.view.opening.choose_picture`): its open groups
+    laid out, then composed.  Its notes add to each collapsed member's second line, its
+    titles to an open group's frame title.
 
-    ``progress`` is called with (group layouts done, group layouts in all); ``notes`` adds to
-    each collapsed member's second line (its cost when colouring by cost); ``titles`` adds to
-    an open group's frame title (its total cost).
+    ``progress`` is called with (group layouts done, group layouts in all).
     """
-    total = len(view.expanded)
+    total = len(picture.expanded)
     done = [0]
 
     def step(n: int) -> None:
@@ -111,6 +109,6 @@ def build_scene(h: Hierarchy, options: RenderOptions, view: View,
         if progress:
             progress(done[0], total)
 
-    laid = layout_groups(h, options, view.expanded, keep=view.keep, progress=step, notes=notes,
-                         titles=titles)
-    return compose(h, laid, view.expanded)
+    laid = layout_groups(h, options, picture.expanded, keep=picture.keep, progress=step,
+                         notes=picture.notes, titles=picture.titles)
+    return compose(h, laid, picture.expanded)

@@ -333,7 +333,7 @@ def inline_calls(model: GraphModel, builder: ModelBuilder, names: list[str],
     Returns the ops in an order where nearly every edge points forward (see
     :meth:`_Inliner.order`)."""
     inliner = _Inliner(model, builder, options)
-    nodes, library = model.g._node, model.functions  # the node dicts: a loop over all ops
+    nodes, library = model.g.node_data, model.functions  # the node dicts: a loop over all ops
     calling = inliner.calling
     for n in names:
         data = nodes[n]

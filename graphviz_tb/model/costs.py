@@ -19,7 +19,7 @@ from run metadata, one per op from a profiler capture).  Here they meet the mode
 Records that name no op of the graph (TensorFlow's own ``_SOURCE``, ``_arg_*`` and
 ``*_RetVal`` nodes, ops Grappler made) are counted, not guessed at.
 
-A group's cost is the sum over the ops below it (:class:`~graphviz_tb.view.costs.Totals`), so a
+A group's cost is the sum over the ops below it (:class:`~graphviz_tb.picture.Totals`), so a
 collapsed scope shows its total and its share of the step's.  Pictures colour on a log scale
 (:class:`Scale`), a step every factor of
 √10 below the most expensive box, so a few hot ops do not wash every other box out, and ops
@@ -249,7 +249,8 @@ class Scale:
     The most expensive box takes the hottest of :data:`~graphviz_tb.style.SCALE_STEPS` steps, and
     each step below covers a factor of √10: an op ten times cheaper than another
     is two steps cooler, whatever else is drawn, and a value over 10^3 below the top shares
-    the coolest step.  Colouring by rank made 7.65 µs look like 94.5 µs.  The viewer
+    the coolest step: a colour says how costly a box is, which a rank would not (7.65 µs
+    could look like 94.5 µs).  The viewer
     (``viewer/src/colors.js``) computes the same steps.
     """
 

@@ -96,8 +96,7 @@ class GraphDiff:
     @paused_gc
     def scopes(self, side: GraphModel) -> Scopes:
         """The scopes of one side's op names, found once for the summary and the merged
-        model both (0.06 s a side on NASNet-Large, with the collector paused: a dict a
-        scope)."""
+        model both (a pass over every name, with the collector paused: a dict a scope)."""
         found = self._scopes.get(id(side))
         if found is None:
             found = self._scopes[id(side)] = Scopes(side.g)
@@ -302,7 +301,7 @@ def _merge(d: GraphDiff) -> GraphModel:
     status = d.status()
     what = {c.new: c.what for c in d.changed}
     back = {n: o for o, n in d.pairs.items()}
-    for name, data in new.g._node.items():
+    for name, data in new.g.node_data.items():
         g.add_node(name, **{**data, "diff": status[name], "diff_what": what.get(name, []),
                             "diff_old": back.get(name)})
         if name in what:  # what it was: shown beside what it is
@@ -342,6 +341,7 @@ def _merge(d: GraphDiff) -> GraphModel:
             g.add_edge(mu, mv, key=key,
                        **{**data, "diff": REMOVED, "tensor": (mu, data["src_output"])})
     merged = GraphModel(g, kind=new.kind)
+    merged.is_diff = True
     merged.source = new.source
     merged.inputs, merged.outputs = new.inputs, new.outputs
     merged.functions = {**old.functions, **new.functions}

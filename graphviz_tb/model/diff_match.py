@@ -145,12 +145,12 @@ class Side:
     def __init__(self, model: GraphModel) -> None:
         self.model = model
         g = model.g
-        self.type: dict[str, str] = {n: d["op"] for n, d in g._node.items()}
+        self.type: dict[str, str] = {n: d["op"] for n, d in g.node_data.items()}
         self.inputs: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)
         self.control: dict[str, set[str]] = defaultdict(set)
         self.consumers: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
         self.used: dict[str, set[int]] = defaultdict(set)  # the outputs something consumes
-        for u, nbrs in g._succ.items():
+        for u, nbrs in g.succ.items():
             for v, keydict in nbrs.items():
                 for slot, d in keydict.items():
                     if d["kind"] == CONTROL:
@@ -165,7 +165,7 @@ class Side:
         """Op type refined by the types around it, ``_ROUNDS`` steps out, names ignored."""
         g = self.model.g
         label = {n: zlib.crc32(t.encode()) for n, t in self.type.items()}
-        around = [(n, [u for _, (u, _o) in sorted(self.inputs[n].items())], list(g._succ[n]))
+        around = [(n, [u for _, (u, _o) in sorted(self.inputs[n].items())], list(g.succ[n]))
                   for n in g]
         for _ in range(_ROUNDS):
             # hash() of a tuple of ints is the same in every run (only str hashes are salted)
@@ -188,8 +188,8 @@ class Side:
         """Are the two ops' attributes equal as stored?  Most are, and comparing the
         protobuf values is far cheaper than decoding them; unequal ones are decoded and
         compared by :meth:`attrs`."""
-        x = self.model.g._node[name].get("node_def")
-        y = other.model.g._node[other_name].get("node_def")
+        x = self.model.g.node_data[name].get("node_def")
+        y = other.model.g.node_data[other_name].get("node_def")
         if x is None or y is None:
             return x is y
         return x.attr.keys() == y.attr.keys() and all(x.attr[k] == y.attr[k] for k in x.attr)
@@ -197,8 +197,8 @@ class Side:
     def same_outputs(self, name: str, other: Side, other_name: str, same_attrs: bool) -> bool:
         """Equal stored attributes (``_output_shapes`` among them) mean equal outputs, unless
         shape inference has replaced what the file said; otherwise they are compared."""
-        return (same_attrs and "outputs" not in self.model.g._node[name]
-                and "outputs" not in other.model.g._node[other_name]) or (
+        return (same_attrs and "outputs" not in self.model.g.node_data[name]
+                and "outputs" not in other.model.g.node_data[other_name]) or (
             self.model.op_outputs(name) == other.model.op_outputs(other_name))
 
 

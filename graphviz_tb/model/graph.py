@@ -144,101 +144,107 @@ def is_ref_edge(src_op: str, dst_op: str) -> bool:
 
 
 class OpGraph:
-    """A directed multigraph kept exactly as networkx keeps a ``MultiDiGraph``: ``_node``
-    (name -> attribute dict), ``_succ`` and ``_pred`` (name -> neighbour -> key -> the edge's
-    attribute dict, one dict shared by both sides), ``graph`` (the graph's attributes).
+    """A directed multigraph, kept in three plain dicts that every stage reads directly:
 
-    Why not networkx itself: importing it costs 0.13 s, more than everything else a small
-    graph's render does, and every stage here reads these dicts directly anyway.  This class
-    offers the few networkx methods the stages use; :meth:`networkx` wraps the same dicts in a
-    real ``MultiDiGraph`` (no copy) for API users and for networkx's algorithms.
+    * ``node_data``: op name -> the op's attribute dict (see :class:`GraphModel`);
+    * ``succ``: op name -> successor name -> edge key (the destination's input slot) -> the
+      edge's attribute dict;
+    * ``pred``: op name -> predecessor name -> the same key dicts as ``succ``'s (one dict
+      per adjacent pair, shared by both sides, so an edge is written once);
+
+    and ``graph``, the graph's own attributes.  Every op has an entry in all three, an empty
+    dict when it has no edges.  Dicts rather than views or methods because the stages walk
+    every op and edge of graphs 100,000 ops large, several times per picture: a dict lookup
+    is the cheapest step there is.  The layout is networkx's ``MultiDiGraph``'s, and this
+    class answers the few networkx calls the stages make; networkx itself is not used, as
+    importing it costs 0.13 s, more than everything else a small graph's render does.
+    :meth:`networkx` makes a real ``MultiDiGraph`` for API users and networkx's algorithms.
     """
 
-    __slots__ = ("_networkx", "_node", "_pred", "_succ", "graph")
+    __slots__ = ("graph", "node_data", "pred", "succ")
 
     def __init__(self) -> None:
-        self._node: dict[str, dict[str, Any]] = {}
-        self._succ: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
-        self._pred: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+        self.node_data: dict[str, dict[str, Any]] = {}
+        self.succ: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+        self.pred: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
         self.graph: dict[str, Any] = {}
-        self._networkx: nx.MultiDiGraph | None = None
 
     def networkx(self) -> nx.MultiDiGraph:
-        """The same graph as a ``networkx.MultiDiGraph`` sharing these dicts (made once)."""
-        if self._networkx is None:
-            import networkx as nx  # imported when asked: see the class docstring
+        """A new ``networkx.MultiDiGraph`` equal to this graph, made on each call through
+        networkx's public API: its nodes, edges and attribute dicts are copies (the values in
+        them are shared), so changing it leaves the picture alone.  Nodes and each node's
+        out-edges keep their order; a node's in-edges come in the order of their sources."""
+        import networkx as nx  # imported when asked: see the class docstring
 
-            g = nx.MultiDiGraph()
-            g.graph, g._node, g._pred = self.graph, self._node, self._pred
-            g._adj = g._succ = self._succ
-            self._networkx = g
-        # Tell networkx its caches may be stale: the stages fill and mark the dicts directly.
-        getattr(self._networkx, "__networkx_cache__", {}).clear()
-        return self._networkx
+        g = nx.MultiDiGraph(**self.graph)
+        g.add_nodes_from(self.node_data.items())
+        g.add_edges_from((u, v, k, d) for u, nbrs in self.succ.items()
+                         for v, keydict in nbrs.items() for k, d in keydict.items())
+        return g
 
     def __contains__(self, name: object) -> bool:
-        return name in self._node
+        return name in self.node_data
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._node)
+        return iter(self.node_data)
 
     def __len__(self) -> int:
-        return len(self._node)
+        return len(self.node_data)
 
     @property
     def nodes(self) -> _Nodes:
         """``nodes[name]`` is an op's attribute dict; ``nodes(data="role")`` yields
         ``(name, role)`` pairs and ``nodes(data=True)`` ``(name, attrs)``, as networkx's node
         view does."""
-        return _Nodes(self._node)
+        return _Nodes(self.node_data)
 
     @property
     def edges(self) -> _Edges:
         """``edges[src, dst, key]`` is an edge's attribute dict; ``edges(keys=, data=)`` lists
         them, as in networkx."""
-        return _Edges(self._succ)
+        return _Edges(self.succ)
 
     def has_edge(self, u: str, v: str, key: int) -> bool:
-        return key in self._succ.get(u, {}).get(v, {})
+        return key in self.succ.get(u, {}).get(v, {})
 
     def in_edges(self, name: str, *, keys: bool = False, data: bool = False
                  ) -> list[tuple[Any, ...]]:
         """The edges into ``name``: ``(src, name[, key][, data])``, as networkx gives them."""
         return [(u, name, *((k,) if keys else ()), *((d,) if data else ()))
-                for u, keydict in self._pred[name].items() for k, d in keydict.items()]
+                for u, keydict in self.pred[name].items() for k, d in keydict.items()]
 
     def out_edges(self, name: str, *, keys: bool = False, data: bool = False
                   ) -> list[tuple[Any, ...]]:
         """The edges out of ``name``: ``(name, dst[, key][, data])``."""
         return [(name, v, *((k,) if keys else ()), *((d,) if data else ()))
-                for v, keydict in self._succ[name].items() for k, d in keydict.items()]
+                for v, keydict in self.succ[name].items() for k, d in keydict.items()]
 
     def successors(self, name: str) -> Iterator[str]:
-        return iter(self._succ[name])
+        return iter(self.succ[name])
 
     def predecessors(self, name: str) -> Iterator[str]:
-        return iter(self._pred[name])
+        return iter(self.pred[name])
 
     def remove_edges_from(self, edges: Iterable[tuple[str, str, int]]) -> None:
         """Remove each ``(src, dst, key)`` edge there is, as networkx does (the rest are
         ignored); a pair left with no edge is no longer adjacent."""
         for u, v, k in edges:
-            keydict = self._succ.get(u, {}).get(v)
+            keydict = self.succ.get(u, {}).get(v)
             if keydict is not None and k in keydict:
                 del keydict[k]
                 if not keydict:
-                    del self._succ[u][v]
-                    del self._pred[v][u]
+                    del self.succ[u][v]
+                    del self.pred[v][u]
 
     def add_node(self, name: str, **attrs: Any) -> None:
-        if name in self._node:
-            self._node[name].update(attrs)
+        if name in self.node_data:
+            self.node_data[name].update(attrs)
         else:
             insert_node(self, name, attrs)
 
     def add_edge(self, u: str, v: str, key: int, **attrs: Any) -> None:
         """Add (or update) the edge ``u -> v`` with ``key``; both ends must exist."""
-        keydict = self._succ[u].get(v)
+        keydict = self.succ[u].get(v)
         if keydict is not None and key in keydict:
             keydict[key].update(attrs)
         else:
@@ -300,6 +306,9 @@ class GraphModel:
         #: The op graph every stage reads (see :class:`OpGraph`).
         self.g = graph
         self.kind = kind
+        #: A diff's merged model (:func:`graphviz_tb.model.diff.diff_models`): its ops and
+        #: edges say whether they were added, removed or changed.
+        self.is_diff = False
         self.source: GraphSource | None = None
         self.warnings = Warnings()
         self.functions: dict[str, Any] = {}
@@ -328,8 +337,9 @@ class GraphModel:
 
     @property
     def graph(self) -> nx.MultiDiGraph:
-        """The op graph as a ``networkx.MultiDiGraph`` (the same dicts as :attr:`g`, so a
-        change to one is a change to both); networkx is imported on first use."""
+        """The op graph as a new ``networkx.MultiDiGraph`` on each read (see
+        :meth:`OpGraph.networkx`: a copy, so changing it changes no picture); networkx is
+        imported on first use."""
         return self.g.networkx()
 
     def __len__(self) -> int:
@@ -344,7 +354,7 @@ class GraphModel:
     def attrs(self, name: str) -> dict[str, Any]:
         """Decoded attributes of an op (cached; ``_output_shapes`` left to :meth:`outputs`)."""
         if name not in self._attrs:
-            node_def = self.g._node[name].get("node_def")
+            node_def = self.g.node_data[name].get("node_def")
             decoded = decode_attrs(node_def.attr) if node_def is not None else {}
             decoded.pop("_output_shapes", None)
             self._attrs[name] = decoded
@@ -354,7 +364,7 @@ class GraphModel:
         """What is known about each output of an op."""
         cached = self._outputs.get(name)
         if cached is None:
-            data = self.g._node[name]  # the node dict itself: 3x faster than the view
+            data = self.g.node_data[name]  # the node dict itself: 3x faster than the view
             node_def = data.get("node_def")
             if "outputs" in data:
                 cached = data["outputs"]
@@ -381,7 +391,7 @@ class GraphModel:
     def input_tensor(self, name: str, slot: int = 0) -> tuple[str, int] | None:
         """The tensor ``(producer, output index)`` feeding data input ``slot`` of an op, or
         None when nothing does (the handle a variable read or write acts on is input 0)."""
-        for keydict in self.g._pred[name].values():
+        for keydict in self.g.pred[name].values():
             for d in keydict.values():
                 if d["dst_input"] == slot and d["kind"] != CONTROL:
                     return d["tensor"]
@@ -389,11 +399,11 @@ class GraphModel:
 
     def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
         """The tensor a data edge carries (looking through a function's return node)."""
-        data = self.g._succ[src][dst][key]  # not networkx's edge view: a hot path
+        data = self.g.succ[src][dst][key]  # not networkx's edge view: a hot path
         if data["kind"] == CONTROL:
             return None
         info = self.tensor(*data["tensor"])
-        if (info is None or not info.known) and self.g._node[src]["role"] == "retval":
+        if (info is None or not info.known) and self.g.node_data[src]["role"] == "retval":
             for _u, _, d in self.g.in_edges(src, data=True):
                 if d["kind"] != CONTROL:
                     return self.tensor(*d["tensor"])
@@ -418,7 +428,7 @@ class GraphModel:
         computing ops (constants, inputs and variable reads record theirs anyway)."""
         if self.g.graph.get("shapes_inferred"):
             return None
-        nodes = self.g._node
+        nodes = self.g.node_data
         known = seen = 0
         for _u, _v, _k, d in self.data_edges():
             src, index = d["tensor"]
@@ -437,7 +447,7 @@ class GraphModel:
         """The ops where shape inference failed (none unless it ran: no scan then)."""
         if not self.g.graph.get("shapes_inferred"):
             return []
-        return [name for name, data in self.g._node.items() if data.get("shape_error")]
+        return [name for name, data in self.g.node_data.items() if data.get("shape_error")]
 
     def iter_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
         """Every edge as ``(src, dst, key, data)``, in insertion order.
@@ -445,7 +455,7 @@ class GraphModel:
         Walks the adjacency dicts directly: several times faster than networkx's
         ``graph.edges(keys=True, data=True)`` on 100,000 edges, and the hot loops need it.
         """
-        for u, nbrs in self.g._succ.items():
+        for u, nbrs in self.g.succ.items():
             for v, keydict in nbrs.items():
                 for k, data in keydict.items():
                     yield u, v, k, data
@@ -458,24 +468,20 @@ class GraphModel:
 
 
 def insert_node(g: OpGraph, name: str, attrs: dict[str, Any]) -> None:
-    """``g.add_node`` for a new node, without a call's keyword packing.
-
-    networkx's public add_node/add_edges_from cost about 1 s for a 65,000-op graph, most of the
-    time we have beyond parsing; filling its documented adjacency dicts (``_node``, ``_succ``,
-    ``_pred``, keyed edge dicts shared between ``_succ[u][v]`` and ``_pred[v][u]``) the same
-    way they do, as :class:`OpGraph` keeps them, takes a fifth of that.
-    """
-    g._node[name] = attrs
-    g._succ[name] = {}
-    g._pred[name] = {}
+    """``g.add_node`` for a new node, without a call's keyword packing: the builder adds every
+    op of graphs 100,000 ops large one by one, and these two functions are most of its time
+    beyond parsing."""
+    g.node_data[name] = attrs
+    g.succ[name] = {}
+    g.pred[name] = {}
 
 
 def insert_edge(g: OpGraph, u: str, v: str, key: int, attrs: dict[str, Any]) -> None:
     """``g.add_edge(u, v, key, **attrs)`` for nodes already present (see :func:`insert_node`)."""
-    keydict = g._succ[u].get(v)
+    keydict = g.succ[u].get(v)
     if keydict is None:
-        keydict = g._succ[u][v] = {}
-        g._pred[v][u] = keydict
+        keydict = g.succ[u][v] = {}
+        g.pred[v][u] = keydict
     keydict[key] = attrs
 
 

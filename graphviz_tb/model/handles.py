@@ -66,7 +66,7 @@ class _Handles:
         """What ``tensor`` (a resource handle) points to, or None when nothing records it.
         A body's argument takes its caller's handle first and its own ``arg_attr`` record
         only when the caller passes none."""
-        nodes = self.model.g._node
+        nodes = self.model.g.node_data
         path: list[tuple[str, int]] = []
         on_path: set[tuple[str, int]] = set()  # a loop of Identity ops ends the walk
         result: TensorInfo | None = None
@@ -93,7 +93,7 @@ class _Handles:
 def label_variable_reads(model: GraphModel) -> None:
     """Give each variable read that records no shape the shape its handle records."""
     handles = _Handles(model)
-    for name, data in model.g._node.items():
+    for name, data in model.g.node_data.items():
         if data["op"] not in _READS:
             continue
         source = model.input_tensor(name)

@@ -1,7 +1,7 @@
 """Pages drawn off TensorBoard's request threads, one at a time, and kept by content.
 
-A render of a big graph takes seconds (NASNet-Large's 65,000-op training step: about four),
-so it never runs on the thread serving a request: a job is queued to one worker thread of our
+A render of a big graph takes seconds (NASNet-Large's 65,000-op training step, say), so it
+never runs on the thread serving a request: a job is queued to one worker thread of our
 own, and requests only wait for it (``/view``) or ask how far it got (``/progress``, which the
 tab polls to show a progress bar).  TensorBoard's other requests keep being served meanwhile;
 renders are serialised, so two users opening the tab draw each graph once, one after the other.

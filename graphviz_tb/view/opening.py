@@ -17,21 +17,23 @@ import fnmatch
 import heapq
 import re
 import warnings
-from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import GraphvizTbError, GraphvizTbWarning
+from ..errors import GraphvizTbError, GraphvizTbWarning, InputError
 from ..group.training import is_bookkeeping
 from ..group.tree import Group, Hierarchy, Member, OpNode, is_section
 from ..group.variables import VARIABLES_KIND
+from ..model.costs import metric_of
+from ..picture import DiffTally, Picture, Totals
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from ..model.costs import CostSet
     from ..options import RenderOptions
 
-__all__ = ["DiffTally", "View", "auto_open", "choose_view", "expanded_groups", "focus_members"]
+__all__ = ["auto_open", "choose_picture", "expanded_groups", "focus_members"]
 
 #: Fewer visible boxes than this is not yet an overview: the biggest group that fits opens.
 OVERVIEW_MIN = 12
@@ -108,99 +110,6 @@ def _warn_unmatched(h: Hierarchy, pattern: str, option: str) -> None:
                   f"scope/name){hint}", GraphvizTbWarning, stacklevel=3)
 
 
-class DiffTally:
-    """What changed below each member of a merged diff model (:mod:`graphviz_tb.model.diff`): how
-    many of its ops were added, removed, changed or left unchanged (counted once a member)."""
-
-    def __init__(self, h: Hierarchy) -> None:
-        self.h = h
-        self._counts: dict[Member, Counter[str]] = {}
-
-    def __call__(self, m: Member) -> Counter[str]:
-        found = self._counts.get(m)
-        if found is not None:
-            return found
-        # Children before parents, each group the sum of its children: the groups asked about
-        # nest, and walking every one's subtree would cost ops × depth.
-        nodes = self.h.model.g._node
-        order, stack = [], [m]
-        while stack:
-            x = stack.pop()
-            if x not in self._counts:
-                order.append(x)
-                if isinstance(x, Group):
-                    stack.extend(x.children)
-        for x in reversed(order):
-            counts: Counter[str] = Counter()
-            if isinstance(x, Group):
-                for child in x.children:
-                    counts.update(self._counts[child])
-            elif isinstance(x, OpNode) and x.role == "op":
-                counts[nodes[x.name].get("diff", "unchanged")] = 1
-            self._counts[x] = counts
-        return self._counts[m]
-
-    def changes(self, m: Member) -> int:
-        """How many of its ops were added, removed or changed."""
-        counts = self(m)
-        return counts["added"] + counts["removed"] + counts["changed"]
-
-    def status(self, m: Member) -> str:
-        """One word for a box: what all its ops share, else ``changed`` if any changed."""
-        counts = self(m)
-        moved = {s for s in ("added", "removed", "changed") if counts[s]}
-        if not moved:
-            return "unchanged"
-        if len(counts) == 1:
-            return next(iter(counts))
-        return "changed"
-
-    def opening(self, m: Group) -> int:
-        """How much opening this group shows of what changed: its changes, unless all its ops
-        were added or all removed (a layer inserted reads best as one box saying so)."""
-        return 0 if self.status(m) in ("added", "removed") else self.changes(m)
-
-    def note(self, m: Member) -> str | None:
-        """What a box's second line says of its change, briefly, for a reader of the static
-        picture: ``was Relu``, ``padding SAME→VALID``, ``input 0 rewired`` for a changed op
-        (``+1 more`` when there is more, in its tooltip); ``+3 −1 ~2`` for a group holding
-        changes."""
-        if isinstance(m, OpNode):
-            what = self.h.model.g._node[m.name].get("diff_what") or ()
-            if not what:
-                return None
-            more = f" +{len(what) - 1} more" if len(what) > 1 else ""
-            return _brief(what[0]) + more
-        counts = self(m)
-        parts = [f"{sign}{counts[s]}" for sign, s in (("+", "added"), ("−", "removed"),
-                                                      ("~", "changed")) if counts[s]]
-        return " ".join(parts) or None
-
-
-#: The phrases of a diff (:func:`graphviz_tb.model.diff`) and their brief forms.
-_BRIEF = [(re.compile(r"^op: (.*) -> .*$"), r"was \1"),
-          (re.compile(r"^attr ([^:]*): (.*) -> (.*)$"), r"\1 \2→\3"),
-          (re.compile(r"^input (\d+): .*$"), r"input \1 rewired"),
-          (re.compile(r"^control input \^.* (added|removed)$"), r"control input \1"),
-          (re.compile(r"^device: .*$"), "device changed"),
-          (re.compile(r"^output: .*$"), "output changed")]
-#: The longest brief note (values are cut in the middle past it).
-_BRIEF_MOST = 36
-
-
-def _brief(what: str) -> str:
-    """``op: Relu -> Tanh`` -> ``was Relu``; ``attr padding: SAME -> VALID`` ->
-    ``padding SAME→VALID``; cut to :data:`_BRIEF_MOST` characters."""
-    for pattern, short in _BRIEF:
-        if pattern.match(what):
-            what = pattern.sub(short, what)
-            break
-    if len(what) > _BRIEF_MOST:
-        half = (_BRIEF_MOST - 1) // 2
-        what = f"{what[:half]}…{what[-half:]}"
-    return what
-
-
 def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None = None
               ) -> set[Group]:
     """The groups a first picture opens by itself, biggest first (by op count).
@@ -212,7 +121,7 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     ``init``, summaries) never open by themselves, nor groups deeper than
     :data:`AUTO_DEPTH`, nor a group cut into sections unless it holds more than half the
     ops: its boxes would be numbered slices (``[1–200 of 611]``), which show no structure
-    and spend the budget (NASNet-Large's ``train/gradients`` took it from the model's
+    and spend the budget (NASNet-Large's ``train/gradients`` would take it from the model's
     cells).  In a TF2 training step (:attr:`Hierarchy.training`) the model opens first,
     whatever its share; the optimizer never opens by itself, and the gradients only when
     they hold more than half the ops, after the rest.  Only the children of groups met on
@@ -344,23 +253,40 @@ def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
     return frozenset(group for name in failed for group in h.ops[name].ancestors())
 
 
-class View:
-    """What a picture shows: the groups drawn open, and (with ``--focus``) the only members
-    drawn."""
+def choose_picture(h: Hierarchy, options: RenderOptions, costs: CostSet | None = None, *,
+                   page: bool = False, name: str | None = "the graph") -> Picture:
+    """The picture ``options`` ask for (see the module docstring): what is open and kept, the
+    colouring and what it needs, decided here once for the layout and both writers.
 
-    __slots__ = ("expanded", "keep")
-
-    def __init__(self, expanded: frozenset[Group], keep: set[Member] | None) -> None:
-        self.expanded = expanded
-        self.keep = keep
-
-
-def choose_view(h: Hierarchy, options: RenderOptions,
-                weigh: Callable[[Group], int] | None = None) -> View:
-    """The view ``options`` ask for (see the module docstring); ``weigh`` as for
-    :func:`expanded_groups`."""
+    A picture coloured by a recorded cost needs ``costs`` (the run's steps; memory needs a
+    step that recorded it), or the graph ``name`` is refused in one line saying how to record
+    them; with no ``name`` (one graph of a logdir's page, beside others that have costs) the
+    page shows the colourings the graph has.  A static picture adds each box's cost to its
+    second line; the viewer's ``page`` colours by cost itself, from the costs it embeds.  A
+    diff's boxes say what changed when the colouring is by change.
+    """
+    metric = metric_of(options.color_by)
+    totals = None
+    if metric is not None and name is not None:
+        if costs is None:
+            raise InputError(
+                f"{name}: --color-by {options.color_by} needs recorded costs, and there are "
+                "none for this graph; record them with RunOptions(trace_level=FULL_TRACE) and "
+                "FileWriter.add_run_metadata, or Keras' TensorBoard(profile_batch=...) "
+                "callback, or pass --run-metadata FILE")
+        if metric == "memory" and not costs.current.memory:
+            raise InputError(f"{costs.current.name} holds timings only (a profiler capture "
+                             "has no memory per op); colour by compute-time")
+        if not page:
+            totals = Totals(h, costs.current, metric)
+    tally = DiffTally(h) if options.color_by == "diff" or h.model.is_diff else None
+    changes = tally if options.color_by == "diff" else None
     keep = focus_ops = None
     if options.focus:
         keep, focus_ops = focus_members(h, options.focus, options.radius)
+    weigh = changes.opening if changes is not None else None
     expanded = expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h)
-    return View(expanded, keep)
+    notes = totals.label if totals is not None else changes.note if changes is not None \
+        else None
+    return Picture(expanded, keep, options.color_by, totals, tally, notes,
+                   totals.label if totals is not None else None)

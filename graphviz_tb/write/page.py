@@ -14,9 +14,9 @@ from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..draw.dot import clean_text
 from ..draw.viewer_data import VIEWER_DIR, finite
 from ..errors import GraphvizTbError
+from ..escaping import clean_text
 
 if TYPE_CHECKING:
     from ..options import RenderOptions
@@ -66,10 +66,10 @@ def _pack(data: dict[str, Any]) -> dict[str, Any]:
     """One graph's data with its integer columns packed: each as its array typecode (the
     narrowest of int8, int16, int32 that holds it) then base64 of its little-endian bytes.
 
-    A column of NASNet-Large is 60,000 to 370,000 numbers: as JSON they were most of the
-    page's encoding in Python and of its parsing in the browser, which then copied them into
-    typed arrays anyway.  Packed, Python writes each with a few C calls and the page views
-    the decoded bytes as a typed array.
+    A column of NASNet-Large is 60,000 to 370,000 numbers: as JSON they would be most of the
+    page's encoding in Python and of its parsing in the browser, which wants typed arrays
+    anyway.  Packed, Python writes each with a few C calls and the page views the decoded
+    bytes as a typed array.
     """
     out = dict(data)
     for key in _PACKED:

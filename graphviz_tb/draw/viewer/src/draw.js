@@ -58,9 +58,10 @@ function boxText(g, label, second, below, colors, secondColor, toggled = 0) {
   if (second !== null) text(g, 0, below + shift, second, { "font-size": 8, fill: secondColor });
 }
 
-// Model strings made safe to show: control characters replaced, newlines as ↵, cut.
+// Model strings made safe to show: control characters replaced, newlines (a lone \r too) as ↵,
+// cut; rule for rule as graphviz_tb/escaping.py clean_text, whose examples are the spec.
 export function cleanText(text, limit) {
-  let t = String(text).replace(/\r\n|\n/g, "↵").replace(CONTROL_CHARS, "\ufffd");
+  let t = String(text).replace(/\r\n|\n|\r/g, "↵").replace(CONTROL_CHARS, "\ufffd");
   if (limit !== undefined) {
     const chars = [...t];
     if (chars.length > limit) t = chars.slice(0, limit - 1).join("") + "…";

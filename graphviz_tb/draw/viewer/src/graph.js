@@ -95,14 +95,14 @@ export class Graph {
     this.label = label;
 
     // Tree: depth, subtree sizes, and children (in index order) as one flat list, each group's
-    // children an array only when asked for (kids): one array per group cost 20 ms at load.
+    // children an array only when asked for (kids): one array per group would slow loading.
     this.depth = new Int32Array(n);
     this.size = new Int32Array(n).fill(1);
     for (let i = 1; i < n; i++) this.depth[i] = this.depth[this.parent[i]] + 1;
     for (let i = n - 1; i > 0; i--) this.size[this.parent[i]] += this.size[i];
     [this.kidStart, this.kidList] = csr(n, this.parent.subarray(1), n - 1, 1);
     this._kids = new Array(n);
-    this._byName = null; // built on the first lookup: a map of every name costs 45 ms
+    this._byName = null; // built on the first lookup: a map of every name is costly to build
 
     // Aggregated edges: contiguous per group, and each one's op edges contiguous too.
     this.ag = ints("ag");

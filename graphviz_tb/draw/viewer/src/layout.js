@@ -17,8 +17,8 @@ import { STYLE } from "./style.gen.js";
 // (layout/text.py text_width; both from graphviz_tb/style.py).
 export const PT = STYLE.pt;
 const CHAR = STYLE.charWidth;
-// The auxiliary-node rule of graphviz_tb/view/auxiliary.py, its names and numbers from
-// graphviz_tb/style.py (a control-flow Merge is not bookkeeping).
+// The auxiliary-node rule of graphviz_tb/group/auxiliary.py, its names and numbers from
+// graphviz_tb/group/aside.py (a control-flow Merge is not bookkeeping).
 const CONVENTIONAL = new RegExp(STYLE.bookkeepingNames);
 const BOOKKEEPING_OPS = new Set(STYLE.bookkeepingOps);
 const MIN_CHILDREN = STYLE.auxMinChildren;
@@ -32,20 +32,23 @@ export function textWidth(text, size) {
   return [...text].length * size * CHAR;
 }
 
-function quote(text) {
+// A DOT quoted string, as graphviz_tb/escaping.py dot_string (its examples are the spec).
+export function quote(text) {
   return '"' + text.replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
 }
 
-// The DOT of one group, character for character what layout/dot_layout.py group_dot writes.
+// The DOT of one group, character for character what layout/dot_layout.py group_dot writes
+// (its numbers from graphviz_tb/style.py).
 // `shapes[i]` is "ellipse" for an op drawn as one (so edges are clipped at its real outline).
 // Every edge is named by its place in `edges`: Graphviz answers edges in an order of its own.
 export function groupDot(sizes, shapes, edges, rankdir) {
   const out = [
     "digraph G {",
-    `graph [rankdir=${rankdir}, nodesep=0.22, ranksep=0.32, fontname=Helvetica];`,
+    `graph [rankdir=${rankdir}, nodesep=${STYLE.nodesep}, ranksep=${STYLE.ranksep}, ` +
+      "fontname=Helvetica];",
     'node [fixedsize=true, label="", shape=box];',
     // As graphviz_tb/layout/dot_layout.py: room for the arrowhead the drawing puts there.
-    "edge [fontname=Helvetica, fontsize=8, arrowsize=0.6];",
+    `edge [fontname=Helvetica, fontsize=${STYLE.edgeLabelSize}, arrowsize=${STYLE.arrowSize}];`,
   ];
   sizes.forEach(([w, h], i) => {
     const shape = shapes[i] === "ellipse" ? ", shape=ellipse" : "";
@@ -59,7 +62,8 @@ export function groupDot(sizes, shapes, edges, rankdir) {
     if (e.kind === "data" && e.width !== 1) attrs.push(`penwidth=${e.width.toFixed(2)}`);
     if (e.back && e.back === e.total) attrs.push("constraint=false");
     // As layout/dot_layout.py: a stub is kept beside the end it stands for.
-    if (typeof e.src !== "number" || typeof e.dst !== "number") attrs.push("weight=8");
+    const stub = typeof e.src !== "number" || typeof e.dst !== "number";
+    if (stub) attrs.push(`weight=${STYLE.stubWeight}`);
     else if (e.kind === "control") attrs.push("weight=0");
     out.push(`n${e.s} -> n${e.t} [${attrs.join(", ")}];`);
   });
@@ -67,14 +71,14 @@ export function groupDot(sizes, shapes, edges, rankdir) {
   return out.join("\n");
 }
 
-// Is member c bookkeeping by its name or op type (view/auxiliary.py _bookkeeping)?
+// Is member c bookkeeping by its name or op type (group/auxiliary.py _bookkeeping)?
 function bookkeeping(g, c) {
   if (g.isGroup(c)) return CONVENTIONAL.test(g.label[c]);
   const op = g.opType(c);
   return BOOKKEEPING_OPS.has(op) || (op !== "Merge" && CONVENTIONAL.test(g.label[c]));
 }
 
-// The children of a group to draw in its side column (view/auxiliary.py auxiliary_children,
+// The children of a group to draw in its side column (group/auxiliary.py auxiliary_children,
 // rule for rule): ops whose degree is an outlier, and bookkeeping with two neighbours or more;
 // never function arguments or results, nor the call op of an opened call (the body's entry),
 // never more than a quarter of the children.
@@ -137,18 +141,19 @@ function floats(text) {
 
 // Where an edge's label goes: Graphviz's place when it touches the edge's path, else beside
 // the path's point nearest that place (layout/dot_layout.py attach_label; dot may leave a
-// label 70 points from its line when a tall box shares the label's rank).
+// label 70 points from its line when a tall box shares the label's rank); its distances are
+// graphviz_tb/style.py's.
 export function attachLabel(points, lp, label, rankdir) {
   if (points.length < 8) return lp;
-  const half = textWidth(label, 8) / 2;
+  const half = textWidth(label, STYLE.edgeLabelSize) / 2;
   const across = rankdir === "BT" || rankdir === "TB";
-  const touch = across ? half + 10 : 14;
+  const touch = across ? half + STYLE.labelReach : STYLE.labelReachAlong;
   const best = nearestOnSpline(points, lp[0], lp[1], touch);
   const dx = best[0] - lp[0];
   const dy = best[1] - lp[1];
   if (Math.sqrt(dx * dx + dy * dy) <= touch) return lp;
-  if (across) return [best[0] + (half + 4) * (lp[0] >= best[0] ? 1 : -1), best[1]];
-  return [best[0], best[1] + 8 * (lp[1] >= best[1] ? 1 : -1)];
+  if (across) return [best[0] + (half + STYLE.labelGap) * (lp[0] >= best[0] ? 1 : -1), best[1]];
+  return [best[0], best[1] + STYLE.labelGapAlong * (lp[1] >= best[1] ? 1 : -1)];
 }
 
 function parseSpline(pos, bx, by) {

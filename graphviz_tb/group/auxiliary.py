@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..group.training import is_bookkeeping
-from ..group.tree import Group, OpNode
-from ..style import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
+from .aside import AUX_IQR_FACTOR, AUX_MIN_CHILDREN, AUX_MIN_DEGREE, BOOKKEEPING_OPS
+from .training import is_bookkeeping
+from .tree import Group, OpNode
 
 if TYPE_CHECKING:
-    from ..group.tree import AggEdge, Member
+    from .tree import AggEdge, Member
 
 __all__ = ["auxiliary_children", "is_bookkeeping"]
 
