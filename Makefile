@@ -7,7 +7,7 @@ OUT    := out
 SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved_model \
            $(wildcard samples/logs/*)
 
-.PHONY: demo test lint docs bench samples clean viewer gallery dist
+.PHONY: demo test check lint docs bench samples clean viewer gallery dist
 
 # The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), and the
 # TensorBoard tab, built from npm packages pinned in package-lock.json; build products, never
@@ -45,6 +45,11 @@ $(VENV)/.stamp-install: pyproject.toml | $(BIN)/python $(VIEWER)
 # write add_graph logdirs), Graphviz and Chromium.
 $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python $(VIEWER)
 	$(BIN)/python -m pip install -q -e '.[test,tf,profile,docs,torch]'
+	@touch $@
+
+# What lint and the quick tier need: the package and the test tools, none of the heavy extras.
+$(VENV)/.stamp-check: pyproject.toml | $(BIN)/python $(VIEWER)
+	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@
 
 # What the documentation needs: Sphinx, MkDocs and TensorFlow (the shape-debugging page).
@@ -85,10 +90,23 @@ test: $(VENV)/.stamp-test $(VIEWER)
 dist: $(VENV)/.stamp-test $(VIEWER)
 	$(BIN)/python -m build --outdir dist
 
-lint: $(VENV)/.stamp-test
+lint: $(VENV)/.stamp-check
 	$(BIN)/ruff check graphviz_tb tests samples bench docs scripts
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+
+# The quick tier, for the edit-test loop: lint, then the tests that need neither TensorFlow,
+# PyTorch, a browser nor a build (docs, packaging) and are not marked slow, less three repeats
+# `make test` runs: mypy's test (lint has just run mypy), the picture tests' second Graphviz
+# engine (graphviz-pure; each sample is still drawn and checked with `dot`), and tbgraph run
+# on every hostile input and command in a fresh process (263 processes; the other hostile-input
+# tests stay).  `make test` stays the whole suite and CI's command.
+QUICK := not tensorflow and not torch and not browser and not docs and not packaging and not slow
+check: lint $(VIEWER)
+	@scripts/ensure-system.sh dot:graphviz
+	$(BIN)/python -m pytest -q -m "$(QUICK)" \
+	  -k "not [pure and not test_every_command_draws_or_fails_in_one_line" \
+	  --deselect tests/test_architecture.py::test_the_type_hints_agree_with_the_code
 
 # The documentation site, every picture drawn by the tool itself; any warning fails it.
 # Also regenerates the README's picture (deterministic, so it changes only with the graph).

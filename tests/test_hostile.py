@@ -179,24 +179,29 @@ class Runner:
     """
 
     def __init__(self, root: Path, cases: list[Case]) -> None:
+        self.root = root
         self.inputs: dict[str, Path] = {}
-        for case in cases:
-            directory = root / "inputs" / case.name
-            directory.mkdir(parents=True)
-            self.inputs[case.name] = case.build(directory)
         self.width = max(2, min(4, os.cpu_count() or 2))
         self.pending: dict[tuple[str, str], _Job] = {}
         self.running: dict[tuple[str, str], _Job] = {}
         self.results: dict[tuple[str, str], Run] = {}
         # Heavy cases first: they take longest.
         for case in sorted(cases, key=lambda c: not c.heavy):
-            for command, argv in _commands(case).items():
-                out_dir = root / "runs" / case.name / command
-                self.pending[(case.name, command)] = _Job(case, command, argv,
-                                                          self.inputs[case.name], out_dir)
+            self._add(case)
+
+    def _add(self, case: Case) -> None:
+        directory = self.root / "inputs" / case.name
+        directory.mkdir(parents=True)
+        self.inputs[case.name] = case.build(directory)
+        for command, argv in _commands(case).items():
+            out_dir = self.root / "runs" / case.name / command
+            self.pending[(case.name, command)] = _Job(case, command, argv,
+                                                      self.inputs[case.name], out_dir)
 
     def get(self, case: str, command: str) -> Run:
         key = (case, command)
+        if case not in self.inputs:  # named by a test the selection did not parametrize with
+            self._add(next(c for c in CASES if c.name == case))
         if key in self.pending and key not in self.running:  # jump the queue
             self.pending = {key: self.pending[key], **self.pending}
         while key not in self.results:
