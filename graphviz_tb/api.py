@@ -1,9 +1,11 @@
 """The Python API: ``load()`` anything that holds a graph, then ``.info()``, ``.render()``.
 
-This is the facade: it calls the driver (:mod:`graphviz_tb.pipeline`), which runs the stages
-in order, and caches what they make.  The CLI, Jupyter and the documentation plugins are thin
-layers over it.  The driver, and with it every stage (protobuf, the layout, the writers), is
-imported inside functions, here only: that is the one lazy import boundary that keeps
+This is the facade: it holds the user's objects and what they cache (a graph's trees and
+recorded costs), and delegates the work to the driver (:mod:`graphviz_tb.pipeline`), which
+runs the stages in order, and to the text reports of :mod:`graphviz_tb.write`.  The CLI,
+Jupyter and the documentation plugins are thin layers over it.  The driver, and with it every
+stage (protobuf, the layout, the writers), is imported inside functions, here only, as are
+the reports: that is the one lazy import boundary that keeps
 ``import graphviz_tb`` and ``tbgraph --help`` fast.  TensorFlow is imported only by the readers
 and the shape inference that need it.
 """
@@ -135,15 +137,6 @@ class Graph:
                 every_step=every_step)
         return self._costs[every_step]
 
-    def _render_costs(self, options: RenderOptions, fmt: str) -> CostSet | None:
-        """The costs a render reads: every step for the viewer, the chosen one for a static
-        picture coloured by cost, none otherwise (the view says when a colouring lacks them)."""
-        from .pipeline import metric_of  # the driver, as above
-
-        if fmt != "html" and metric_of(options.color_by) is None:
-            return None
-        return self.costs(every_step=fmt == "html")
-
     def count_nodes(self, index: int) -> int:
         """Top-level NodeDefs of graph ``index`` in the discovery (parsed on first use)."""
         if index not in self._counts:
@@ -152,7 +145,7 @@ class Graph:
 
     def info(self) -> dict[str, Any]:
         """A JSON-ready summary: source kind, graphs found, exact op and edge counts, groups."""
-        from .pipeline import graph_info  # the driver, as above
+        from .write.info import graph_info  # a report: imported when asked for
 
         return graph_info(self.model, self.discovery, self.index, self.count_nodes)
 
@@ -188,7 +181,7 @@ class Graph:
         >>> [i["text"] for i in row["inputs"]], row["outputs"][0]["text"]  # doctest: +SKIP
         (['float32 ?×3136', 'float32 3136×1024'], 'float32 ?×1024')
         """
-        from .pipeline import row_json, shape_rows  # the driver, as above
+        from .write.shape_table import row_json, shape_rows  # a report, as above
 
         return [row_json(row) for row in shape_rows(self.model, patterns=patterns,
                                                     changes=changes)]
@@ -198,7 +191,7 @@ class Graph:
         """:meth:`shapes` as the lines of ``tbgraph shapes``'s table, and whether any op
         but a constant or a placeholder has a fully known output shape (when none has, the
         file records few shapes: ``--infer-shapes`` asks TensorFlow)."""
-        from .pipeline import shape_rows, table_lines  # the driver, as above
+        from .write.shape_table import shape_rows, table_lines  # a report, as above
 
         rows = shape_rows(self.model, patterns=patterns, changes=changes)
         recorded = any(o.known_shape for r in rows for o in r.outputs
@@ -208,7 +201,7 @@ class Graph:
     def trace(self, node: str, *, depth: int, outputs: bool = False) -> list[str]:
         """The tree of ``node``'s inputs (or ``outputs``), ``depth`` levels deep, with shapes:
         the lines of ``tbgraph trace``."""
-        from .pipeline import resolve_node, trace_lines  # the driver, as above
+        from .write.shape_table import resolve_node, trace_lines  # a report, as above
 
         return trace_lines(self.model, resolve_node(self.model, node), depth=depth,
                            outputs=outputs)
@@ -216,16 +209,12 @@ class Graph:
     def shape_failures(self) -> tuple[list[str], list[dict[str, Any]]]:
         """Where the last :meth:`infer_shapes` failed, as lines for a terminal and as JSON
         (each failed op, its message and the shapes it was given); empty when it did not."""
-        from .pipeline import failure_lines, shape_text  # the driver, as above
+        from .write.shape_table import failure_json, failure_lines  # a report, as above
 
         report = self.shape_report
         if report is None or report.ok:
             return [], []
-        found = [{"node": f.node, "op": f.op, "function": f.function, "message": f.message,
-                  "inputs": [{"slot": e.slot, "node": e.src, "output": e.src_output,
-                              "kind": e.kind, "text": shape_text(e.tensor)} for e in f.inputs]}
-                 for f in report.failures]
-        return failure_lines(self.model, report), found
+        return failure_lines(self.model, report), failure_json(report)
 
     def render(
         self,
@@ -266,106 +255,24 @@ class Graph:
         >>> svg.startswith("<?xml"), page.startswith("<!DOCTYPE html>")  # doctest: +SKIP
         (True, True)
         """
-        from .pipeline import check_render, render_bytes, write_output  # the driver
+        from .pipeline import draw  # the driver
 
         options = replace(options or RenderOptions(), **kwargs) if kwargs else (
             options or RenderOptions())
         fmt = format_for(path, format)
-        if self.cost is not None:
-            check_render(self.cost, self.name, fmt, options)
-        indices = self._page_graphs() if fmt == "html" else [self.index]
-        if len(indices) > 1:
-            data = self._logdir_page(indices, options, progress)
-        else:
-            costs = self._render_costs(options, fmt)
-            data = render_bytes(self.hierarchy(options), fmt, options, title=self.name,
-                                progress=progress, costs=costs)
-        if path is not None:
-            write_output(path, data)
+        data = draw(self, fmt, options, path=path, sibling=self._sibling, progress=progress)
+        if data is None:
             return None
         return data if fmt in ("png", "pdf") else data.decode("utf-8")
 
-    def _page_graphs(self) -> list[int]:
-        """The graphs one viewer page of this input holds: every graph of a logdir or event
-        file (narrowed by ``run`` and ``tag``), unless one was chosen with ``graph``."""
-        d, wanted = self.discovery, self.load_options
-        if d.source_kind not in ("logdir", "events") or wanted.graph is not None:
-            return [self.index]
-        return [i for i, g in enumerate(d.graphs) if wanted.tag in (None, g.tag)]
-
-    def _sibling(self, index: int, graph_def: Any) -> Graph:
-        """Graph ``index`` of the same discovery, built from its (already parsed) GraphDef."""
+    def _sibling(self, index: int, graph_def: Any, model: GraphModel | None) -> Graph:
+        """Graph ``index`` of the same discovery (for a logdir's page), built from its parsed
+        GraphDef, or sharing ``model`` when the same graph was logged again."""
         from .pipeline import model_of  # the driver, as above
 
-        model = model_of(self.discovery, index, graph_def, self.load_options)
+        if model is None:
+            model = model_of(self.discovery, index, graph_def, self.load_options)
         return Graph(model, self.discovery, index, self.load_options)
-
-    def _logdir_page(self, indices: list[int], options: RenderOptions,
-                     progress: Callable[[int, int], None] | None) -> bytes:
-        """Every graph of ``indices`` in one viewer page; a graph logged by several runs (or
-        several times) is embedded once, with the recorded costs of each of its runs."""
-        import hashlib  # imported when used: a page of several graphs is rare
-
-        from .pipeline import (  # the driver, as above
-            CostSet,
-            EmbeddedGraph,
-            PageEntry,
-            check_page,
-            graph_cost,
-            render_pages,
-        )
-
-        read = []
-        for index in indices:
-            graph_def = self.discovery.graphs[index].load()
-            key = hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
-            read.append((index, graph_def, key))
-        # The page holds every distinct graph's model, tree and viewer data at once: refused
-        # in one line before any is built when they would not fit together.
-        costs: dict[str, Any] = {}
-        for index, graph_def, key in read:
-            if key not in costs:
-                costs[key] = self.cost if index == self.index and self.cost is not None \
-                    else graph_cost(graph_def, self.load_options)
-        check_page(list(costs.values()), self.name, options)
-        distinct: dict[str, int] = {}
-        members: list[list[Graph]] = []
-        entries: list[PageEntry] = []
-        first = 0
-        for index, graph_def, key in read:
-            source = self.discovery.graphs[index]
-            if key not in distinct:
-                distinct[key] = len(members)
-                members.append([])
-            graph = self if index == self.index else (
-                members[distinct[key]][0] if members[distinct[key]]
-                else self._sibling(index, graph_def))
-            members[distinct[key]].append(
-                graph if graph.index == index else Graph(graph.model, self.discovery, index,
-                                                         self.load_options))
-            if index == self.index:
-                first = len(entries)
-            entries.append(PageEntry(source.run, source.name, distinct[key]))
-        graphs = []
-        for shared in members:
-            steps: dict[str, Any] = {}  # every run's steps, by name, each once
-            lead = self if self in shared else shared[0]
-            wanted = None
-            for graph in shared:
-                recorded = graph.costs(every_step=True)
-                if recorded is not None:
-                    for step in recorded.steps:
-                        steps.setdefault(step.name, step)
-                    if graph is lead:
-                        wanted = recorded.current.name
-            names = list(steps)
-            chosen = names.index(wanted) if wanted in steps else 0
-            graphs.append(EmbeddedGraph(lead.hierarchy(options), lead.name,
-                                        CostSet(tuple(steps.values()), chosen)
-                                        if steps else None))
-        title = os.path.basename(os.path.normpath(self.discovery.path)) or self.discovery.path
-        return render_pages(graphs, entries, options, first=first, title=title,
-                            progress=progress).encode("utf-8")
 
     def _repr_mimebundle_(self, include: Container[str] | None = None,
                           exclude: Container[str] | None = None) -> dict[str, str]:
@@ -514,7 +421,7 @@ def list_graphs(source: Any, options: LoadOptions | None = None, **kwargs: Any
 
 def format_info(info: dict[str, Any]) -> str:
     """:meth:`Graph.info` as the text ``tbgraph info`` prints."""
-    from .pipeline import format_info as text  # the driver, as above
+    from .write.info import format_info as text  # a report, as above
 
     return text(info)
 

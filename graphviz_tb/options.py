@@ -7,13 +7,17 @@ pure function of (input, options) and its output is byte-identical for the same 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Generic, TypeVar, overload
 
 from .errors import GraphvizTbError
 
-__all__ = ["COLOR_BY", "COST_MODES", "FORMATS", "RANKDIRS", "GroupOptions", "LoadOptions",
-           "RenderOptions", "format_for", "parse_input_shape"]
+_Stage = TypeVar("_Stage")
+
+__all__ = ["COLOR_BY", "COST_MODES", "FORMATS", "RANKDIRS", "STAGES", "GroupOptions",
+           "LayoutOptions", "LoadOptions", "RenderOptions", "ShapeOptions", "StyleOptions",
+           "ViewOptions", "format_for", "parse_input_shape"]
 
 RANKDIRS = ("BT", "TB", "LR", "RL")
 #: Colourings by what ops cost when they ran (run metadata or a profiler capture).
@@ -99,10 +103,101 @@ class GroupOptions:
     series_min: int = 5
     blocks: bool = True
 
+    def __post_init__(self) -> None:
+        if self.series_min < 2:
+            raise ValueError("series_min must be >= 2")
+
 
 @dataclass(frozen=True)
-class RenderOptions:
+class ViewOptions:
+    """What the view stage reads to choose the picture (what is open, kept and how it is
+    coloured): see :class:`RenderOptions` for each field."""
+
+    depth: int | None = None
+    budget: int = 40
+    expand: tuple[str, ...] = ()
+    collapse: tuple[str, ...] = ()
+    expand_all: bool = False
+    focus: str | None = None
+    radius: int = 2
+    color_by: str = "structure"
+
+    def __post_init__(self) -> None:
+        if self.color_by not in COLOR_BY:
+            raise ValueError(
+                f"color_by must be one of {', '.join(COLOR_BY)}, not {self.color_by!r}"
+            )
+        if (self.depth is not None and self.depth < 0) or self.radius < 0:
+            raise ValueError("depth and radius must be >= 0")
+        if self.budget < 1:
+            raise ValueError("budget must be at least 1")
+
+
+@dataclass(frozen=True)
+class LayoutOptions:
+    """What the layout stage reads: the direction, the side column and what edge labels say
+    (their text is measured, so it is laid out).  A scene keeps the value it was laid out
+    with, and the writers read it there: the viewer lays groups out again the same way."""
+
+    aux: bool = True
+    shapes: bool = True
+    dtypes: bool = False
+    rankdir: str = "BT"
+
+    def __post_init__(self) -> None:
+        if self.rankdir not in RANKDIRS:
+            raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {self.rankdir!r}")
+
+
+@dataclass(frozen=True)
+class StyleOptions:
+    """What only the writers read: the theme, the title drawn above the graph, the legend."""
+
+    theme: str = "light"
+    title: str | None = None
+    legend: bool = True
+
+    def __post_init__(self) -> None:
+        if self.theme not in ("light", "dark"):
+            raise ValueError(f"theme must be 'light' or 'dark', not {self.theme!r}")
+
+
+@dataclass(frozen=True)
+class ShapeOptions:
+    """What changes the model before it is grouped: shapes pinned and inferred."""
+
+    input_shapes: tuple[tuple[str, tuple[int | None, ...]], ...] = ()
+    infer_shapes: bool = False
+
+
+class _Part(Generic[_Stage]):
+    """One stage's options, read from the flat fields of the same names: what
+    ``RenderOptions.view`` and its siblings are (a property per stage, written once)."""
+
+    def __init__(self, stage: type[_Stage], doc: str) -> None:
+        self.stage, self.__doc__ = stage, doc
+
+    @overload
+    def __get__(self, options: None, owner: type | None = None) -> _Part[_Stage]: ...
+
+    @overload
+    def __get__(self, options: object, owner: type | None = None) -> _Stage: ...
+
+    def __get__(self, options: object, owner: type | None = None) -> _Stage | _Part[_Stage]:
+        if options is None:  # on the class: the descriptor itself (documentation tools)
+            return self
+        return self.stage(**{f.name: getattr(options, f.name)
+                             for f in fields(self.stage)})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class RenderOptions(ShapeOptions, StyleOptions, LayoutOptions, GroupOptions, ViewOptions):
     """What the picture shows and how.  Shared by ``render()``, the CLI and the Sphinx directive.
+
+    Users set every option here, flat, as the CLI's flags are; it is the stages' own option
+    types put together (the fields of each, in the order view, grouping, layout, style,
+    shapes), and each stage is handed only its own part: :attr:`grouping`, :attr:`view`,
+    :attr:`layout`, :attr:`style`, :attr:`shaping`.
 
     Attributes
     ----------
@@ -159,46 +254,21 @@ class RenderOptions:
         Fill in missing shapes with TensorFlow's inference without pinning anything.
     """
 
-    depth: int | None = None
-    budget: int = 40
-    expand: tuple[str, ...] = ()
-    collapse: tuple[str, ...] = ()
-    expand_all: bool = False
-    focus: str | None = None
-    radius: int = 2
-    color_by: str = "structure"
-    series: bool = True
-    prefix_groups: bool = True
-    series_min: int = 5
-    blocks: bool = True
-    aux: bool = True
-    shapes: bool = True
-    dtypes: bool = False
-    rankdir: str = "BT"
-    theme: str = "light"
-    title: str | None = None
-    legend: bool = True
-    input_shapes: tuple[tuple[str, tuple[int | None, ...]], ...] = field(default=())
-    infer_shapes: bool = False
-
-    @property
-    def grouping(self) -> GroupOptions:
-        """The grouping stage's options, taken from the flat fields of the same names."""
-        return GroupOptions(**{f.name: getattr(self, f.name) for f in fields(GroupOptions)})
+    grouping = _Part(GroupOptions, "The grouping stage's options (the hierarchy cache's key).")
+    view = _Part(ViewOptions, "The view stage's options.")
+    layout = _Part(LayoutOptions, "The layout stage's options.")
+    style = _Part(StyleOptions, "The writers' own options.")
+    shaping = _Part(ShapeOptions, "The options that change the model.")
 
     def __post_init__(self) -> None:
-        if self.rankdir not in RANKDIRS:
-            raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {self.rankdir!r}")
-        if self.color_by not in COLOR_BY:
-            raise ValueError(
-                f"color_by must be one of {', '.join(COLOR_BY)}, not {self.color_by!r}"
-            )
-        if self.theme not in ("light", "dark"):
-            raise ValueError(f"theme must be 'light' or 'dark', not {self.theme!r}")
-        if (self.depth is not None and self.depth < 0) or self.radius < 0 or self.series_min < 2:
-            raise ValueError("depth and radius must be >= 0 and series_min >= 2")
-        if self.budget < 1:
-            raise ValueError("budget must be at least 1")
+        # Each stage's type checks its own fields: all checked here, a bad option is refused
+        # where it is given, not when its stage runs.
+        for stage in (ViewOptions, GroupOptions, LayoutOptions, StyleOptions):
+            stage.__post_init__(self)
+
+
+#: The stages' option types, which together hold every field of :class:`RenderOptions`.
+STAGES: tuple[type, ...] = (GroupOptions, ViewOptions, LayoutOptions, StyleOptions, ShapeOptions)
 
 
 _UNKNOWN_DIMS = frozenset({"?", "-1", "none", "None"})

@@ -6,19 +6,22 @@ read (:mod:`.read`) -> model (:mod:`.model`) -> group (:mod:`.group`) -> view (:
 The API (:mod:`graphviz_tb.api`), and through it the CLI, Jupyter, the documentation plugins
 and the diff, call this module and keep no stage order of their own: :func:`read_graph` and
 :func:`model_of` (read, model), :func:`group` (group), :func:`render_bytes`,
-:func:`render_html` and :func:`render_pages` (view, layout, draw, write).  It also hands the
-API the stages' own tools (shape reports, costs, the memory budget) under one roof.  It
-imports every stage, so the API imports it only when a graph is loaded: ``import graphviz_tb``
-and ``tbgraph --help`` stay fast.
+:func:`render_html` and :func:`render_pages` (view, layout, draw, write), and :func:`draw`
+above them: the memory check, the costs a picture reads and a logdir's page of several
+graphs.  The reports (``tbgraph info``, ``shapes``, ``trace``) live with the writers, in
+:mod:`graphviz_tb.write`, and the API reads them there.  This module imports every stage,
+so the API imports it only when a graph is loaded: ``import graphviz_tb`` and ``tbgraph
+--help`` stay fast.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ._gc import paused_gc
 from .draw.dot import scene_to_dot
@@ -32,24 +35,15 @@ from .layout.scene import build_scene
 from .model.budget import Cost, check_load, check_page, check_render, graph_cost
 from .model.build import build_model
 from .model.costs import CostSet, attach, metric_of
-from .model.diff import GraphDiff, diff_models
-from .model.inference import ShapeReport, infer_shapes
+from .model.diff import diff_models
+from .model.inference import infer_shapes
 from .options import LoadOptions
 from .picture import DiffTally
 from .read import LAYER_GRAPH_ONLY, discover, discover_object, select, select_costs
 from .view.opening import choose_picture
 from .write.files import write_output
-from .write.info import format_info, graph_info, listing_info
+from .write.info import listing_info
 from .write.page import PageEntry, write_page
-from .write.shape_table import (
-    failure_lines,
-    resolve_node,
-    row_json,
-    shape_rows,
-    shape_text,
-    table_lines,
-    trace_lines,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -61,12 +55,9 @@ if TYPE_CHECKING:
     from .read.base import Discovery, GraphSource
 
 __all__ = [
-    "CostSet", "EmbeddedGraph", "GraphDiff", "Loaded", "PageEntry", "ShapeReport",
-    "check_page", "check_render", "describe_engine", "diff_groups", "diff_models",
-    "discover_input", "failure_lines", "format_info", "graph_cost", "graph_info", "group",
-    "infer_shapes", "input_listing", "metric_of", "model_of", "read_graph", "recorded_costs",
-    "render_bytes", "render_html", "render_pages", "resolve_node", "row_json", "shape_rows",
-    "shape_text", "table_lines", "trace_lines", "write_output",
+    "Drawable", "EmbeddedGraph", "Loaded", "describe_engine", "diff_groups", "diff_models",
+    "discover_input", "draw", "group", "infer_shapes", "input_listing", "model_of", "page_graphs",
+    "read_graph", "recorded_costs", "render_bytes", "render_html", "render_pages",
 ]
 
 
@@ -224,6 +215,59 @@ def describe_engine() -> dict[str, object]:
         return {"name": None, "error": str(exc)}
 
 
+class Drawable(Protocol):
+    """What the driver reads of a loaded graph (:class:`graphviz_tb.api.Graph` is one): the
+    graph keeps its trees and recorded costs, so each is built once however often it is
+    drawn."""
+
+    model: GraphModel
+    discovery: Discovery
+    index: int
+    load_options: LoadOptions
+    cost: Cost | None
+
+    @property
+    def name(self) -> str: ...
+
+    def hierarchy(self, options: RenderOptions | None = None) -> Hierarchy: ...
+
+    def costs(self, *, every_step: bool = False) -> CostSet | None: ...
+
+
+def draw(graph: Drawable, fmt: str, options: RenderOptions, *,
+         sibling: Callable[[int, Any, GraphModel | None], Drawable],
+         path: str | os.PathLike[str] | None = None,
+         progress: Callable[[int, int], None] | None = None) -> bytes | None:
+    """``graph`` drawn in ``fmt``: refused in one line first when it would not fit in memory;
+    a viewer page of a logdir holds all its graphs (see :func:`page_graphs`), each made by
+    ``sibling(index, graph_def, None)`` (or ``sibling(index, None, model)`` for a graph whose
+    model is built already); otherwise the one graph with the costs it reads.  With ``path``,
+    the file is written whole (or not at all) and None returned; else the bytes."""
+    data = _drawn(graph, fmt, options, sibling, progress)
+    if path is None:
+        return data
+    write_output(path, data)
+    return None
+
+
+def _drawn(graph: Drawable, fmt: str, options: RenderOptions,
+           sibling: Callable[[int, Any, GraphModel | None], Drawable],
+           progress: Callable[[int, int], None] | None) -> bytes:
+    """What :func:`draw` draws."""
+    if graph.cost is not None:
+        check_render(graph.cost, graph.name, fmt, options.expand_all)
+    indices = page_graphs(graph) if fmt == "html" else [graph.index]
+    if len(indices) > 1:
+        return _logdir_page(graph, indices, options, sibling, progress)
+    costs = None
+    if fmt == "html" or metric_of(options.color_by) is not None:
+        # every step for the viewer's step picker, the chosen one for a static picture
+        # coloured by cost; the view refuses a cost colouring that finds none
+        costs = graph.costs(every_step=fmt == "html")
+    return render_bytes(graph.hierarchy(options), fmt, options, title=graph.name,
+                        progress=progress, costs=costs)
+
+
 @paused_gc
 def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str = "graph",
                  progress: Callable[[int, int], None] | None = None,
@@ -239,9 +283,9 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
     if fmt == "html":
         return render_html(h, options, title=title, progress=progress,
                            costs=costs).encode("utf-8")
-    picture = choose_picture(h, options, costs, name=title)
-    scene = build_scene(h, options, picture, progress=progress)
-    doc = scene_to_dot(h, scene, picture, options)
+    picture = choose_picture(h, options.view, costs, name=title)
+    scene = build_scene(h, options.layout, picture, progress=progress)
+    doc = scene_to_dot(h, scene, picture, options.style)
     if fmt == "dot":
         return doc.text.encode("utf-8")
     return run_neato(doc, fmt)
@@ -253,10 +297,10 @@ def _viewer_data(h: Hierarchy, options: RenderOptions, *, title: str,
     """One graph's viewer data: the picture first drawn and its layouts, then every group's
     edges and template (the page ships them all), then the data.  A graph ``alone`` on its
     page is refused when its colouring needs costs it lacks."""
-    picture = choose_picture(h, options, costs, page=True, name=title if alone else None)
-    scene = build_scene(h, options, picture, progress=progress)
+    picture = choose_picture(h, options.view, costs, page=True, name=title, alone=alone)
+    scene = build_scene(h, options.layout, picture, progress=progress)
     complete(h)
-    return build_data(h, scene, picture, options, title=title, costs=costs)
+    return build_data(h, scene, picture, options.style, title=title, costs=costs)
 
 
 def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
@@ -264,7 +308,19 @@ def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
                 costs: CostSet | None = None) -> str:
     """The viewer page for hierarchy ``h``: one self-contained HTML document."""
     data = _viewer_data(h, options, title=title, progress=progress, costs=costs)
-    return write_page(data, options, options.title or title)
+    return write_page(data, options.style, options.title or title)
+
+
+# --------------------------------------------------------------------------- logdir pages
+
+
+def page_graphs(graph: Drawable) -> list[int]:
+    """The graphs one viewer page of ``graph``'s input holds: every graph of a logdir or event
+    file (narrowed by ``run`` and ``tag``), unless one was chosen with ``graph``."""
+    d, wanted = graph.discovery, graph.load_options
+    if d.source_kind not in ("logdir", "events") or wanted.graph is not None:
+        return [graph.index]
+    return [i for i, g in enumerate(d.graphs) if wanted.tag in (None, g.tag)]
 
 
 @dataclass(frozen=True)
@@ -274,6 +330,72 @@ class EmbeddedGraph:
     hierarchy: Hierarchy
     title: str
     costs: CostSet | None = None
+
+
+def _logdir_page(graph: Drawable, indices: list[int], options: RenderOptions,
+                 sibling: Callable[[int, Any, GraphModel | None], Drawable],
+                 progress: Callable[[int, int], None] | None) -> bytes:
+    """Every graph of ``indices`` in one viewer page; a graph logged by several runs (or
+    several times) is embedded once, with the recorded costs of each of its runs."""
+    discovery = graph.discovery
+    read = []
+    for index in indices:
+        graph_def = discovery.graphs[index].load()
+        key = hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
+        read.append((index, graph_def, key))
+    # The page holds every distinct graph's model, tree and viewer data at once: refused
+    # in one line before any is built when they would not fit together.
+    costs: dict[str, Cost] = {}
+    for index, graph_def, key in read:
+        if key not in costs:
+            costs[key] = graph.cost if index == graph.index and graph.cost is not None \
+                else graph_cost(graph_def, graph.load_options)
+    check_page(list(costs.values()), graph.name, options.expand_all)
+    distinct: dict[str, int] = {}  # each distinct graph's place on the page
+    built: dict[str, Drawable] = {}  # its model, built once
+    members: list[list[Drawable]] = []  # the graphs sharing it, each with its own run
+    entries: list[PageEntry] = []
+    first = 0
+    for index, graph_def, key in read:
+        source = discovery.graphs[index]
+        if key not in distinct:
+            distinct[key] = len(members)
+            members.append([])
+        if index == graph.index:
+            first = len(entries)
+            built.setdefault(key, graph)
+            members[distinct[key]].append(graph)
+        elif key not in built:
+            built[key] = sibling(index, graph_def, None)
+            members[distinct[key]].append(built[key])
+        else:  # the same graph in another run: its model, with that run's costs
+            members[distinct[key]].append(sibling(index, None, built[key].model))
+        entries.append(PageEntry(source.run, source.name, distinct[key]))
+    embedded = []
+    for shared in members:
+        lead = graph if graph in shared else shared[0]
+        embedded.append(EmbeddedGraph(lead.hierarchy(options), lead.name,
+                                      _shared_costs(shared, lead)))
+    title = os.path.basename(os.path.normpath(discovery.path)) or discovery.path
+    return render_pages(embedded, entries, options, first=first, title=title,
+                        progress=progress).encode("utf-8")
+
+
+def _shared_costs(shared: list[Drawable], lead: Drawable) -> CostSet | None:
+    """The recorded steps of every run that logged one graph, each step once by name; the
+    one shown first is ``lead``'s chosen step."""
+    steps: dict[str, StepCosts] = {}
+    wanted = None
+    for graph in shared:
+        recorded = graph.costs(every_step=True)
+        if recorded is not None:
+            for step in recorded.steps:
+                steps.setdefault(step.name, step)
+            if graph is lead:
+                wanted = recorded.current.name
+    names = list(steps)
+    return CostSet(tuple(steps.values()), names.index(wanted) if wanted in steps else 0) \
+        if steps else None
 
 
 def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options: RenderOptions,
@@ -291,4 +413,4 @@ def render_pages(graphs: list[EmbeddedGraph], entries: list[PageEntry], options:
         "graphs": [_viewer_data(g.hierarchy, options, title=g.title, progress=progress,
                                 costs=g.costs, alone=False) for g in graphs],
     }
-    return write_page(data, options, options.title or title)
+    return write_page(data, options.style, options.title or title)

@@ -38,8 +38,13 @@ __all__ = [
     "RANKSEP",
     "SCALE_STEPS",
     "STRUCTURE_COLORS",
+    "STUB_H",
+    "STUB_LABEL_SIZE",
+    "STUB_PAD",
     "STUB_WEIGHT",
     "THEMES",
+    "TITLE_SIZE",
+    "TITLE_SLACK",
     "UNIQUE_COLOR",
     "WRAP",
     "WRAP_MOST",
@@ -170,6 +175,15 @@ PAD = 10.0
 LABEL_H = 20.0
 #: The font size of an edge's label, which the layout measures it by.
 EDGE_LABEL_SIZE = 8
+#: An open group's frame is at least as wide as its title: the title's font size, and the
+#: slack on its measured width (the width table underestimates bold capitals).
+TITLE_SIZE = 10
+TITLE_SLACK = 1.1
+#: A stub (an edge's far end drawn beside a side-column member): its label's font size, the
+#: room added to the label's width, and its height (points).
+STUB_LABEL_SIZE = 8
+STUB_PAD = 10.0
+STUB_H = 14.0
 #: An edge's label reads as its own when its path passes this near Graphviz's place for it:
 #: half its width and :data:`LABEL_REACH` across a vertical path (rank direction TB or BT),
 #: :data:`LABEL_REACH_ALONG` along a horizontal one.  Farther, dot left it beside another
@@ -204,6 +218,11 @@ def viewer_style() -> dict[str, Any]:
         "labelReachAlong": LABEL_REACH_ALONG,
         "labelGap": LABEL_GAP,
         "labelGapAlong": LABEL_GAP_ALONG,
+        "titleSize": TITLE_SIZE,
+        "titleSlack": TITLE_SLACK,
+        "stubLabelSize": STUB_LABEL_SIZE,
+        "stubPad": STUB_PAD,
+        "stubH": STUB_H,
     }
 
 

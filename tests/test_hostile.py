@@ -453,9 +453,9 @@ def test_deep_scopes_do_not_recurse(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(engine, "current", Origin)
     options = RenderOptions(expand_all=True)
-    picture = choose_picture(h, options)
-    scene = build_scene(h, options, picture)
-    doc = scene_to_dot(h, scene, picture, options)
+    picture = choose_picture(h, options.view)
+    scene = build_scene(h, options.layout, picture)
+    doc = scene_to_dot(h, scene, picture, options.style)
     data = page_data(render_html(h, options))
     assert len(scene.boxes) == 3001 + 3000  # ops and groups
     assert doc.text.count(" -> ") == 3000

@@ -258,7 +258,7 @@ def test_embedded_layout_matches_the_static_picture() -> None:
     options = RenderOptions(depth=2)
     data = page_data(graph.render(format="html", options=options))
     h = graph.hierarchy(options)
-    scene = build_scene(h, options, choose_picture(h, options))
+    scene = build_scene(h, options.layout, choose_picture(h, options.view))
     root = data["layouts"]["0"]
     assert (root["w"], root["h"]) == (pytest.approx(scene.width, abs=0.1),
                                       pytest.approx(scene.height, abs=0.1))
@@ -286,7 +286,7 @@ def _first_view(graph: graphviz_tb.Graph, **options: Any) -> set[str]:
     from graphviz_tb.view.opening import choose_picture
 
     h = graph.hierarchy()
-    opened = choose_picture(h, RenderOptions(**options)).expanded
+    opened = choose_picture(h, RenderOptions(**options).view).expanded
     names: set[str] = set()
     stack = [h.root]
     while stack:

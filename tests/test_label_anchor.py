@@ -40,7 +40,7 @@ def drawn_paths() -> list[list[Point]]:
     for name in ("mnist_tf1.pb", "control_flow_v1.pbtxt"):
         h = graphviz_tb.load(SAMPLES / name).hierarchy()
         options = RenderOptions(expand_all=True)
-        scene = build_scene(h, options, choose_picture(h, options))
+        scene = build_scene(h, options.layout, choose_picture(h, options.view))
         out += [w.points for w in scene.wires if len(w.points) >= 4]
     assert len(out) > 400
     return out

@@ -1,9 +1,11 @@
-"""The hierarchy cache is keyed by the grouping options themselves: a grouping option that the
-key left out would serve a stale tree with no error, and an option of a later stage in the key
-would rebuild the tree for nothing."""
+"""Options by stage.  Each stage takes one typed value of its own, regrouped from the flat
+keywords users pass; the hierarchy cache is keyed by the grouping options themselves: a
+grouping option that the key left out would serve a stale tree with no error, and an option of
+a later stage in the key would rebuild the tree for nothing."""
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,15 @@ from typing import Any
 import pytest
 
 import graphviz_tb
-from graphviz_tb.options import GroupOptions, RenderOptions
+from graphviz_tb.draw.dot import scene_to_dot
+from graphviz_tb.draw.viewer_data import build_data
+from graphviz_tb.group.build import build_hierarchy
+from graphviz_tb.layout.dot_layout import laid_edge
+from graphviz_tb.layout.groups import layout_groups
+from graphviz_tb.layout.scene import build_scene
+from graphviz_tb.options import STAGES, GroupOptions, RenderOptions
+from graphviz_tb.view.opening import choose_picture, expanded_groups
+from graphviz_tb.write.page import write_page
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
 
@@ -56,3 +66,50 @@ def test_an_option_of_a_later_stage_serves_the_same_tree(name: str) -> None:
     assert changed.grouping == base.grouping
     graph = graphviz_tb.load(SAMPLE)
     assert graph.hierarchy(changed) is graph.hierarchy(base)
+
+
+def test_the_stages_options_share_out_every_render_option_once() -> None:
+    """Each flat option belongs to exactly one stage's value, with the same default: the
+    stage values are the flat keywords, regrouped, and nothing else."""
+    owners: dict[str, list[str]] = {}
+    for stage in STAGES:
+        for f in fields(stage):
+            owners.setdefault(f.name, []).append(stage.__name__)
+            assert getattr(stage(), f.name) == getattr(RenderOptions(), f.name), f.name
+    assert {name: len(o) for name, o in owners.items()} == {
+        f.name: 1 for f in fields(RenderOptions)}
+    changed = RenderOptions(depth=3, rankdir="LR", theme="dark", series=False)
+    assert changed.view.depth == 3 and changed.layout.rankdir == "LR"
+    assert changed.style.theme == "dark" and changed.grouping.series is False
+
+
+#: Each stage's entry points, the parameter that takes options, and the one type it takes.
+STAGE_FUNCTIONS = [
+    (build_hierarchy, "options", "GroupOptions"),
+    (expanded_groups, "options", "ViewOptions"),
+    (choose_picture, "options", "ViewOptions"),
+    (build_scene, "options", "LayoutOptions"),
+    (layout_groups, "options", "LayoutOptions"),
+    (laid_edge, "options", "LayoutOptions"),
+    (scene_to_dot, "options", "StyleOptions"),
+    (build_data, "options", "StyleOptions"),
+    (write_page, "options", "StyleOptions"),
+]
+
+
+@pytest.mark.parametrize(("function", "param", "kind"), STAGE_FUNCTIONS,
+                         ids=[f.__name__ for f, _, _ in STAGE_FUNCTIONS])
+def test_each_stage_takes_only_its_own_options(function: Any, param: str, kind: str) -> None:
+    assert inspect.signature(function).parameters[param].annotation in (kind, f"{kind} | None")
+
+
+def test_no_stage_reads_the_whole_bag() -> None:
+    """Below the driver, no module names RenderOptions: a stage handed the whole bag could
+    read another stage's option, and the hierarchy cache would not know."""
+    package = Path(graphviz_tb.__file__).parent
+    readers = sorted(str(p.relative_to(package))
+                     for folder in ("read", "model", "group", "view", "layout", "draw", "write")
+                     for p in (package / folder).rglob("*.py")
+                     if "RenderOptions" in p.read_text(encoding="utf-8"))
+    assert readers == []
+    assert "RenderOptions" not in (package / "picture.py").read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from ..escaping import clean_text, dot_html, dot_lines, dot_string
 from ..group.legend import legend_labels
 from ..group.templates import PictureColors
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..layout.parts import Stub
+from ..layout.parts import Stub, Wire
 from ..layout.scene import Box, Scene
 from ..layout.text import counted, label_lines, tensor_lines
 from ..model.costs import Scale, format_cost
@@ -39,7 +39,7 @@ from ..style import (
 
 if TYPE_CHECKING:
     from ..group.tree import Hierarchy
-    from ..options import RenderOptions
+    from ..options import StyleOptions
     from ..picture import DiffTally, Picture, Totals
 
 __all__ = ["DotDocument", "scene_to_dot"]
@@ -60,7 +60,7 @@ class DotDocument:
 class _Styler:
     """Colours by the picture's colouring, each key given a stable distinct colour."""
 
-    def __init__(self, h: Hierarchy, options: RenderOptions, picture: Picture,
+    def __init__(self, h: Hierarchy, options: StyleOptions, picture: Picture,
                  structure: PictureColors | None = None, scale: Scale | None = None) -> None:
         self.h, self.options, self.theme = h, options, THEMES[options.theme]
         self.mode = picture.color_by
@@ -231,7 +231,8 @@ def _node_label(m: Member, lines: tuple[str, ...], expanded: bool, fg: str) -> s
     return f"<{head}>"
 
 
-def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float] | None:
+def _legend(options: StyleOptions, styler: _Styler, shapes: bool
+            ) -> tuple[str, float, float] | None:
     """The legend as an HTML table: structure templates (or colour keys) and edge styles."""
     rows: list[str] = []
     texts: list[str] = []  # what the rows say, to size the box
@@ -281,7 +282,7 @@ def _legend(options: RenderOptions, styler: _Styler) -> tuple[str, float, float]
     rows.append("<TR><TD>──►</TD><TD ALIGN=\"LEFT\">data (label: shape)</TD></TR>")
     rows.append("<TR><TD>– – ►</TD><TD ALIGN=\"LEFT\">control dependency</TD></TR>")
     rows.append("<TR><TD>══►</TD><TD ALIGN=\"LEFT\">reference (mutated)</TD></TR>")
-    notes = styler.h.model.notes + ([note] if options.shapes and (
+    notes = styler.h.model.notes + ([note] if shapes and (
         note := styler.h.model.shapes_note()) else [])
     for note in notes:  # why the data edges have no labels, and what adds them; what is not
         for line in _note_lines(note):  # in the picture, and how to get it
@@ -345,14 +346,14 @@ def _into_shape_error(h: Hierarchy, agg: AggEdge, failed: set[str]) -> bool:
     return any(e[1] in failed and edges[e].get("shape_error") for e in agg.edges)
 
 
-def scene_to_dot(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOptions
+def scene_to_dot(h: Hierarchy, scene: Scene, picture: Picture, options: StyleOptions
                  ) -> DotDocument:
     """Write the scene of ``picture`` as a positioned DOT document (render with
     ``neato -n2``), coloured as the picture says: by structure, by a key, by each member's
     recorded cost (``picture.totals``) or by what changed below it (``picture.diff``).
     """
     theme = THEMES[options.theme]
-    totals, diff = picture.totals, picture.diff
+    totals = picture.totals
     structure = scale = None
     if totals is not None:
         scale = Scale([v for b in scene.boxes if not b.expanded and not isinstance(b.member, Stub)
@@ -363,16 +364,12 @@ def scene_to_dot(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOp
     styler = _Styler(h, options, picture, structure, scale)
     if styler.mode in ("op", "device", "dtype"):
         styler.prime([k for b in scene.boxes if (k := styler.member_key(b.member))])
-    margin = 8.0
-    legend = _legend(options, styler) if options.legend else None
-    width = scene.width + (legend[1] + 3 * margin if legend else 0)
-    title_h = 28.0 if options.title else 0.0
+    legend = _legend(options, styler, scene.options.shapes) if options.legend else None
+    width = scene.width + (legend[1] + 3 * _MARGIN if legend else 0)
+    title_h = _TITLE_H if options.title else 0.0
     height = max(scene.height, legend[2] if legend else 0) + title_h
     ids: dict[Member, str] = {}
     titles: dict[str, str] = {}
-    failed = set(h.model.shape_error_ops())
-    # The second line says what a box cost: as dark as the name, on any colour of the scale.
-    second = theme["fg"] if totals is not None else theme["muted"]
     out = [
         "digraph tbgraph {",
         f"graph [outputorder=nodesfirst, bgcolor=\"{theme['bg']}\", pad=0.2, "
@@ -383,59 +380,17 @@ def scene_to_dot(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOp
         f"color=\"{theme['line']}\", arrowsize={ARROW_SIZE}];",
     ]
     for i, box in enumerate(scene.boxes):
-        m = box.member
         node_id = f"n{i}"
-        ids[m] = node_id
+        ids[box.member] = node_id
         # A stub is titled as the auxiliary node it stands for.
-        far = m.target if isinstance(m, Stub) and m.target is not None else m
-        titles[node_id] = h.title(far)
-        if isinstance(m, Stub):
-            out.append(_stub_node(node_id, box, theme))
-            continue
-        fill = styler.fill(m, box.expanded)
-        style = ["filled"]
-        if isinstance(m, OpNode):
-            shape = "box" if m.op in ("Const", "HostConst") else "ellipse"
-            if "Summary" in m.op:
-                shape = "note"
-            if m.role in ("missing",):
-                style.append("dashed")
-            if m.op in ("Const", "HostConst"):
-                style.append("rounded")
-        else:
-            shape = "box"
-            style.append("rounded")
-            if box.expanded:
-                fill = fill + "55"
-        tip = _tooltip(h, m, totals)
-        if diff is not None:
-            tip += _diff_lines(h, m, diff)
-            if not box.expanded and diff.status(m) == "removed":
-                style.append("dashed")  # what only the old graph has: a dashed outline
-        attrs = [
-            f"pos=\"{box.x:.2f},{box.y:.2f}!\"",
-            f"width={box.w / PT:.3f}",
-            f"height={box.h / PT:.3f}",
-            f"shape={shape}",
-            f"style=\"{','.join(style)}\"",
-            f"fillcolor=\"{fill}\"",
-            f"label={_node_label(m, box.lines, box.expanded, second)}",
-            f"class=\"{_classes(m, box.expanded, h)}{' aux' if box.aux else ''}\"",
-            f"tooltip={dot_lines(tip)}",
-            f"id=\"{node_id}\"",
-        ]
-        if box.expanded:
-            attrs.append("labelloc=t")
-        data = h.model.g.nodes[m.name] if isinstance(m, OpNode) else None
-        if data is not None and (data["role"] == "missing" or data.get("shape_error")):
-            attrs.append(f"color=\"{theme['missing']}\"")
-            attrs.append("penwidth=2")
-        if data is not None and (data.get("recursion_cut") or data.get("depth_cut")):
-            attrs.append("peripheries=2")  # a call left closed: a double outline
-        out.append(f"{node_id} [{', '.join(attrs)}];")
+        m = box.member
+        titles[node_id] = h.title(m.target if isinstance(m, Stub) and m.target is not None
+                                  else m)
+        out.append(_stub_node(node_id, box, theme) if isinstance(m, Stub)
+                   else _box_node(h, box, node_id, styler, picture))
     if legend:
         table, lw, lh = legend
-        lx = scene.width + 2 * margin + lw / 2
+        lx = scene.width + 2 * _MARGIN + lw / 2
         ly = height - title_h - lh / 2
         out.append(f"legend [shape=box, style=\"rounded,filled\", fillcolor=\"{theme['legend']}\", "
                    f"color=\"{theme['line']}\", pos=\"{lx:.1f},{ly:.1f}!\", width={lw / PT:.3f}, "
@@ -448,40 +403,105 @@ def scene_to_dot(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOp
                    f"class=\"title\", id=\"title\", "
                    f"label=<<B>{dot_html(clean_text(options.title, 200))}</B>>];")
         titles["title"] = options.title
+    failed = set(h.model.shape_error_ops())
     for j, wire in enumerate(scene.wires):
         agg = wire.agg
         if agg.src not in ids or agg.dst not in ids or not wire.points:
             continue
-        kind = agg.kind
-        spline = " ".join(f"{x:.2f},{y:.2f}" for x, y in wire.points)
-        pos = (f"e,{wire.arrow[0]:.2f},{wire.arrow[1]:.2f} " if wire.arrow else "") + spline
-        dash = "dashed" if kind == CONTROL else "solid"
-        error = bool(failed) and _into_shape_error(h, agg, failed)
-        line = theme["missing"] if error else theme["line"]
-        attrs = [f"pos=\"{pos}\"", f"style={dash}", f"class=\"{kind}"
-                 + (" back" if agg.back else "") + (" shape-error" if error else "") + "\"",
-                 f"id=\"e{j}\""]
-        moved = _edge_diff(h, agg) if diff is not None else None
-        if moved is not None:  # an edge only the old graph or only the new one has
-            line = DIFF_LINES[options.theme][moved]
-            attrs[2] = attrs[2][:-1] + f" diff-{moved}\""
-            if kind != REF:
-                attrs.append(f"color=\"{line}\"")
-        if kind == REF:  # a double line: the variable itself flows in and is changed
-            attrs.append(f"color=\"{line}:{theme['bg']}:{line}\"")
-        elif kind != CONTROL:
-            attrs.append(f"penwidth={max(wire.width, 2.0) if error else wire.width:.2f}")
-            if error:
-                attrs.append(f"color=\"{line}\"")
-        if wire.label and wire.label_pos:
-            attrs.append(f"label={dot_string(clean_text(wire.label, 40))}")
-            attrs.append(f"lp=\"{wire.label_pos[0]:.2f},{wire.label_pos[1]:.2f}\"")
-        tip = [f"{clean_text(agg.src.name, 200)} → {clean_text(agg.dst.name, 200)}"]
-        counts = ", ".join(f"{n} {k}" for k, n in agg.counts.items() if n)
-        tip.append(counts + (f" · {wire.label}" if wire.label else ""))
-        tip.extend(clean_text(line, 300) for line in tensor_lines(h, agg))
-        attrs.append(f"tooltip={dot_lines(tip)}")
-        out.append(f"{ids[agg.src]} -> {ids[agg.dst]} [{', '.join(attrs)}];")
+        out.append(_wire_edge(h, wire, f"e{j}", ids, failed, styler))
         titles[f"e{j}"] = f"{titles[ids[agg.src]]}->{titles[ids[agg.dst]]}"
     out.append("}")
     return DotDocument("\n".join(out) + "\n", titles, width, height)
+
+
+#: Room between the scene and the legend, and the height of the title's band (points).
+_MARGIN = 8.0
+_TITLE_H = 28.0
+
+
+def _box_node(h: Hierarchy, box: Box, node_id: str, styler: _Styler, picture: Picture) -> str:
+    """One member's node statement: its shape and outline say what kind of op or group it
+    is, its fill the picture's colouring, its tooltip what it is and what it cost or how it
+    changed."""
+    m, theme, totals, diff = box.member, styler.theme, picture.totals, picture.diff
+    fill = styler.fill(m, box.expanded)
+    style = ["filled"]
+    if isinstance(m, OpNode):
+        shape = "box" if m.op in ("Const", "HostConst") else "ellipse"
+        if "Summary" in m.op:
+            shape = "note"
+        if m.role in ("missing",):
+            style.append("dashed")
+        if m.op in ("Const", "HostConst"):
+            style.append("rounded")
+    else:
+        shape = "box"
+        style.append("rounded")
+        if box.expanded:
+            fill = fill + "55"
+    tip = _tooltip(h, m, totals)
+    if diff is not None:
+        tip += _diff_lines(h, m, diff)
+        if not box.expanded and diff.status(m) == "removed":
+            style.append("dashed")  # what only the old graph has: a dashed outline
+    # The second line says what a box cost: as dark as the name, on any colour of the scale.
+    second = theme["fg"] if totals is not None else theme["muted"]
+    attrs = [
+        f"pos=\"{box.x:.2f},{box.y:.2f}!\"",
+        f"width={box.w / PT:.3f}",
+        f"height={box.h / PT:.3f}",
+        f"shape={shape}",
+        f"style=\"{','.join(style)}\"",
+        f"fillcolor=\"{fill}\"",
+        f"label={_node_label(m, box.lines, box.expanded, second)}",
+        f"class=\"{_classes(m, box.expanded, h)}{' aux' if box.aux else ''}\"",
+        f"tooltip={dot_lines(tip)}",
+        f"id=\"{node_id}\"",
+    ]
+    if box.expanded:
+        attrs.append("labelloc=t")
+    data = h.model.g.nodes[m.name] if isinstance(m, OpNode) else None
+    if data is not None and (data["role"] == "missing" or data.get("shape_error")):
+        attrs.append(f"color=\"{theme['missing']}\"")
+        attrs.append("penwidth=2")
+    if data is not None and (data.get("recursion_cut") or data.get("depth_cut")):
+        attrs.append("peripheries=2")  # a call left closed: a double outline
+    return f"{node_id} [{', '.join(attrs)}];"
+
+
+def _wire_edge(h: Hierarchy, wire: Wire, edge_id: str, ids: dict[Member, str],
+               failed: set[str], styler: _Styler) -> str:
+    """One wire's edge statement: its spline as laid out, dashed for control, doubled for a
+    reference, red into an op where shape inference failed, coloured by a diff when only
+    one version has it; its tooltip names both ends and the tensors it carries."""
+    agg, theme = wire.agg, styler.theme
+    kind = agg.kind
+    spline = " ".join(f"{x:.2f},{y:.2f}" for x, y in wire.points)
+    pos = (f"e,{wire.arrow[0]:.2f},{wire.arrow[1]:.2f} " if wire.arrow else "") + spline
+    dash = "dashed" if kind == CONTROL else "solid"
+    error = bool(failed) and _into_shape_error(h, agg, failed)
+    line = theme["missing"] if error else theme["line"]
+    attrs = [f"pos=\"{pos}\"", f"style={dash}", f"class=\"{kind}"
+             + (" back" if agg.back else "") + (" shape-error" if error else "") + "\"",
+             f"id=\"{edge_id}\""]
+    moved = _edge_diff(h, agg) if styler.diff is not None else None
+    if moved is not None:  # an edge only the old graph or only the new one has
+        line = DIFF_LINES[styler.options.theme][moved]
+        attrs[2] = attrs[2][:-1] + f" diff-{moved}\""
+        if kind != REF:
+            attrs.append(f"color=\"{line}\"")
+    if kind == REF:  # a double line: the variable itself flows in and is changed
+        attrs.append(f"color=\"{line}:{theme['bg']}:{line}\"")
+    elif kind != CONTROL:
+        attrs.append(f"penwidth={max(wire.width, 2.0) if error else wire.width:.2f}")
+        if error:
+            attrs.append(f"color=\"{line}\"")
+    if wire.label and wire.label_pos:
+        attrs.append(f"label={dot_string(clean_text(wire.label, 40))}")
+        attrs.append(f"lp=\"{wire.label_pos[0]:.2f},{wire.label_pos[1]:.2f}\"")
+    tip = [f"{clean_text(agg.src.name, 200)} → {clean_text(agg.dst.name, 200)}"]
+    counts = ", ".join(f"{n} {k}" for k, n in agg.counts.items() if n)
+    tip.append(counts + (f" · {wire.label}" if wire.label else ""))
+    tip.extend(clean_text(line, 300) for line in tensor_lines(h, agg))
+    attrs.append(f"tooltip={dot_lines(tip)}")
+    return f"{ids[agg.src]} -> {ids[agg.dst]} [{', '.join(attrs)}];"

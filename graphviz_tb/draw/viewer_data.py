@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
     from ..group.tree import Hierarchy
     from ..model.costs import CostSet
-    from ..options import RenderOptions
+    from ..options import StyleOptions
     from ..picture import DiffTally, Picture
 
 __all__ = ["DATA_VERSION", "VIEWER_DIR", "build_data", "finite"]
@@ -111,10 +111,9 @@ def finite(value: Any) -> Any:
 class _Builder:
     """Collects the embedded data; see the module docstring for what and why."""
 
-    def __init__(self, h: Hierarchy, scene: Scene, options: RenderOptions,
-                 keep: set[Member] | None,
+    def __init__(self, h: Hierarchy, scene: Scene, keep: set[Member] | None,
                  notes: Callable[[Member], str | None] | None = None) -> None:
-        self.h, self.scene, self.options, self.keep = h, scene, options, keep
+        self.h, self.scene, self.options, self.keep = h, scene, scene.options, keep
         #: What a box's second line adds (a diff's change), sized as the static picture does.
         self.notes = notes
         self.model = h.model
@@ -297,7 +296,7 @@ class _Builder:
                 start = len(es)
                 tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
                 for u, v, k in agg.edges:
-                    d = succ[u][v][k]  # the adjacency dicts: the edge view costs 3x more
+                    d = succ[u][v][k]  # the adjacency dicts, as layout/text.carried_tensors
                     kind = d["kind"]
                     if kind != CONTROL and d["tensor"] not in tensors:
                         tensors[d["tensor"]] = (u, v, k)
@@ -502,12 +501,13 @@ class _Builder:
                 "e": wires, "x": aux}
 
 
-def build_data(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOptions, *,
+def build_data(h: Hierarchy, scene: Scene, picture: Picture, options: StyleOptions, *,
                title: str = "graph", costs: CostSet | None = None) -> dict[str, Any]:
     """Everything the viewer embeds, as one JSON-ready dict: the whole tree, with every
     group's edges and template (:func:`~graphviz_tb.group.build.complete` ran), and the
     layouts of the ``scene`` of ``picture`` drawn first."""
-    b = _Builder(h, scene, options, picture.keep, picture.notes)
+    b = _Builder(h, scene, picture.keep, picture.notes)
+    laid = scene.options
     data: dict[str, Any] = {"version": DATA_VERSION}
     data.update(b.members_data())
     data.update(b.edges_data())
@@ -519,16 +519,16 @@ def build_data(h: Hierarchy, scene: Scene, picture: Picture, options: RenderOpti
     if changed is not None:
         data["diff"] = changed
     data["options"] = {
-        "title": options.title or title, "rankdir": options.rankdir,
-        "theme": options.theme, "colorBy": picture.color_by, "aux": options.aux,
-        "shapes": options.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
+        "title": options.title or title, "rankdir": laid.rankdir,
+        "theme": options.theme, "colorBy": picture.color_by, "aux": laid.aux,
+        "shapes": laid.shapes, "legend": options.legend, "pad": PAD, "labelH": LABEL_H,
     }
     data["themes"] = THEMES
     if changed is not None:
         data["diffColors"], data["diffLines"] = DIFF_COLORS, DIFF_LINES
     data["unique"] = UNIQUE_COLOR
     data["warnings"] = h.model.warnings.lines()[:50]
-    data["shapesNote"] = h.model.shapes_note() if options.shapes else None
+    data["shapesNote"] = h.model.shapes_note() if laid.shapes else None
     if h.model.unit != "op":  # a Keras layer graph counts layers (ops by default)
         data["unit"] = h.model.unit
     if h.model.notes:

@@ -34,7 +34,7 @@ from .text import edge_look, outline, text_width
 
 if TYPE_CHECKING:
     from ..group.tree import Hierarchy
-    from ..options import RenderOptions
+    from ..options import LayoutOptions
 
 __all__ = ["LayoutCache", "attach_label", "group_dot", "laid_edge", "layout_all", "read_local"]
 
@@ -96,7 +96,7 @@ class LayoutCache:
 _cache = LayoutCache()
 
 
-def laid_edge(h: Hierarchy, agg: AggEdge, options: RenderOptions
+def laid_edge(h: Hierarchy, agg: AggEdge, options: LayoutOptions
                ) -> tuple[AggEdge, str, float]:
     """An edge of a group's layout problem: its label and its width (the tensors it carries
     worked out once for both)."""

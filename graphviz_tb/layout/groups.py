@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..group.auxiliary import auxiliary_children
 from ..group.tree import AggEdge, Group, Member, aggregate_edges
-from ..style import LABEL_H, PAD
+from ..style import LABEL_H, PAD, STUB_H, STUB_LABEL_SIZE, STUB_PAD, TITLE_SIZE, TITLE_SLACK
 from .dot_layout import group_dot, laid_edge, layout_all, read_local
 from .parts import GroupLayout, GroupLayouts, Stub
 from .rows import rows_layout, too_flat
@@ -27,7 +27,7 @@ from .text import leaf_size, text_width
 
 if TYPE_CHECKING:
     from ..group.tree import Hierarchy
-    from ..options import RenderOptions
+    from ..options import LayoutOptions
 
 __all__ = ["layout_groups"]
 
@@ -53,7 +53,7 @@ def _visible_children(group: Group, keep: set[Member] | None) -> list[Member]:
 
 def layout_groups(
     h: Hierarchy,
-    options: RenderOptions,
+    options: LayoutOptions,
     expanded: frozenset[Group],
     *,
     keep: set[Member] | None = None,
@@ -98,7 +98,7 @@ def layout_groups(
                         extra = titles(c) if titles else None
                         title = f"{c.label} · {extra}" if extra else c.label
                         sizes[c] = (max(loc.width + 2 * PAD, leaf_size(c)[0],
-                                        text_width(title, 10) * 1.1 + 2 * PAD),
+                                        text_width(title, TITLE_SIZE) * TITLE_SLACK + 2 * PAD),
                                     loc.height + 2 * PAD + LABEL_H)
                         lines[c] = (title,)
                     else:
@@ -112,8 +112,8 @@ def layout_groups(
             main = [c for c in children if c not in aux]
             stubs, aggs = _stub_edges(g, aux, aggs)
             for stub in stubs:
-                w = text_width(stub.label, 8) + 10
-                sizes[stub], lines[stub] = (w, 14.0), (stub.label,)
+                w = text_width(stub.label, STUB_LABEL_SIZE) + STUB_PAD
+                sizes[stub], lines[stub] = (w, STUB_H), (stub.label,)
             edges = [laid_edge(h, agg, options) for agg in aggs]
             nodes = main + stubs
             jobs.append((g, nodes, aux, edges, group_dot(nodes, sizes, edges, options.rankdir)))

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..group.tree import Group, Hierarchy, Member
+from ..options import LayoutOptions
 from ..style import PAD
 from .groups import layout_groups
 from .parts import GroupLayout, GroupLayouts, Wire
 
 if TYPE_CHECKING:
-    from ..options import RenderOptions
     from ..picture import Picture
 
 __all__ = ["Box", "Scene", "build_scene", "compose"]
@@ -54,16 +54,19 @@ class Scene:
     #: Each open group's own layout, and the size every visible member was drawn at.
     layouts: dict[Group, GroupLayout] = field(default_factory=dict)
     sizes: dict[Member, tuple[float, float]] = field(default_factory=dict)
+    #: What it was laid out with: the writers label edges and the viewer lays out the same.
+    options: LayoutOptions = field(default_factory=LayoutOptions)
 
 
 
-def compose(h: Hierarchy, laid: GroupLayouts, expanded: frozenset[Group]) -> Scene:
+def compose(h: Hierarchy, laid: GroupLayouts, expanded: frozenset[Group],
+            options: LayoutOptions) -> Scene:
     """Place every open group's own layout inside its box in its parent's, root first, by
     translation: the content of an open group sits centred, ``PAD`` above its bottom border."""
     layouts, sizes, lines = laid.layouts, laid.sizes, laid.lines
     root = layouts[h.root]
     scene = Scene(width=root.width, height=root.height, expanded=expanded, layouts=layouts,
-                  sizes=sizes)
+                  sizes=sizes, options=options)
     stack: list[tuple[Group, float, float]] = [(h.root, 0.0, 0.0)]
     while stack:
         group, ox, oy = stack.pop()
@@ -93,7 +96,7 @@ def compose(h: Hierarchy, laid: GroupLayouts, expanded: frozenset[Group]) -> Sce
 
 
 
-def build_scene(h: Hierarchy, options: RenderOptions, picture: Picture,
+def build_scene(h: Hierarchy, options: LayoutOptions, picture: Picture,
                 progress: Callable[[int, int], None] | None = None) -> Scene:
     """The ``picture`` (see :func:`~graphviz_tb.view.opening.choose_picture`): its open groups
     laid out, then composed.  Its notes add to each collapsed member's second line, its
@@ -111,4 +114,4 @@ def build_scene(h: Hierarchy, options: RenderOptions, picture: Picture,
 
     laid = layout_groups(h, options, picture.expanded, keep=picture.keep, progress=step,
                          notes=picture.notes, titles=picture.titles)
-    return compose(h, laid, picture.expanded)
+    return compose(h, laid, picture.expanded, options)

@@ -37,7 +37,7 @@ from ..limits import ENV, MB, memory_limit, resident
 from .calls import call_targets, calling_ops
 
 if TYPE_CHECKING:
-    from ..options import LoadOptions, RenderOptions
+    from ..options import LoadOptions
 
 __all__ = ["Cost", "TooLargeError", "check_load", "check_page", "check_render", "graph_cost"]
 
@@ -163,17 +163,18 @@ def check_load(cost: Cost, where: str) -> None:
         _refuse(where, cost, need, limit, source, advice)
 
 
-def check_render(cost: Cost, where: str, fmt: str, options: RenderOptions) -> None:
-    """Refuse, in one line, a render that would not fit, saying what would."""
+def check_render(cost: Cost, where: str, fmt: str, expand_all: bool) -> None:
+    """Refuse, in one line, a render that would not fit, saying what would (all groups open
+    with ``expand_all``)."""
     limit, source = memory_limit()
-    need = cost.render_bytes(fmt, options.expand_all)
+    need = cost.render_bytes(fmt, expand_all)
     if limit is None or need <= limit:
         return
     fits = []
-    if options.expand_all and cost.render_bytes(fmt, False) <= limit:
+    if expand_all and cost.render_bytes(fmt, False) <= limit:
         fits.append("without --expand-all (--depth N opens fewer levels, --focus NAME "
                     "one part)")
-    if fmt == "html" and cost.render_bytes("svg", options.expand_all) <= limit:
+    if fmt == "html" and cost.render_bytes("svg", expand_all) <= limit:
         fits.append("as SVG instead of HTML")
     if not fits:
         check_load(cost, where)
@@ -181,7 +182,7 @@ def check_render(cost: Cost, where: str, fmt: str, options: RenderOptions) -> No
     _refuse(where, cost, need, limit, source, "it would fit " + ", or ".join(fits))
 
 
-def check_page(costs: list[Cost], where: str, options: RenderOptions) -> None:
+def check_page(costs: list[Cost], where: str, expand_all: bool) -> None:
     """Refuse, in one line, a viewer page of several graphs (a logdir's) that would not fit in
     memory together: each graph's model, tree and viewer data are all held until the page is
     written.  Costs add up, as each is linear in its graph; the process counts once."""
@@ -191,7 +192,7 @@ def check_page(costs: list[Cost], where: str, options: RenderOptions) -> None:
     total = Cost(sum(c.ops for c in costs), sum(c.inlined for c in costs),
                  sum(c.names for c in costs), sum(c.nested_names for c in costs),
                  max(c.depth for c in costs), resident())
-    need = total.render_bytes("html", options.expand_all)
+    need = total.render_bytes("html", expand_all)
     if need > limit:
         _refuse(where, total, need, limit, source,
                 f"the page holds {len(costs)} graphs: choose one with --graph N, --run or "

@@ -156,8 +156,9 @@ class OpGraph:
     dict when it has no edges.  Dicts rather than views or methods because the stages walk
     every op and edge of graphs 100,000 ops large, several times per picture: a dict lookup
     is the cheapest step there is.  The layout is networkx's ``MultiDiGraph``'s, and this
-    class answers the few networkx calls the stages make; networkx itself is not used, as
-    importing it costs 0.13 s, more than everything else a small graph's render does.
+    class answers the few networkx calls the stages make; networkx itself is not imported
+    for a render, as importing it costs more than all the rest of a small graph's render
+    (``bench/`` measures it).
     :meth:`networkx` makes a real ``MultiDiGraph`` for API users and networkx's algorithms.
     """
 
@@ -364,7 +365,7 @@ class GraphModel:
         """What is known about each output of an op."""
         cached = self._outputs.get(name)
         if cached is None:
-            data = self.g.node_data[name]  # the node dict itself: 3x faster than the view
+            data = self.g.node_data[name]  # the node dict itself: no view built per op
             node_def = data.get("node_def")
             if "outputs" in data:
                 cached = data["outputs"]
@@ -452,8 +453,8 @@ class GraphModel:
     def iter_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
         """Every edge as ``(src, dst, key, data)``, in insertion order.
 
-        Walks the adjacency dicts directly: several times faster than networkx's
-        ``graph.edges(keys=True, data=True)`` on 100,000 edges, and the hot loops need it.
+        Walks the adjacency dicts directly, building no view object per edge: the hot loops
+        walk every edge of the graph.
         """
         for u, nbrs in self.g.succ.items():
             for v, keydict in nbrs.items():

@@ -18,6 +18,7 @@ import heapq
 import re
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import GraphvizTbError, GraphvizTbWarning, InputError
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from ..model.costs import CostSet
-    from ..options import RenderOptions
+    from ..options import ViewOptions
 
 __all__ = ["auto_open", "choose_picture", "expanded_groups", "focus_members"]
 
@@ -47,7 +48,7 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def expanded_groups(h: Hierarchy, options: RenderOptions, focus_ops: set[str] | None = None,
+def expanded_groups(h: Hierarchy, options: ViewOptions, focus_ops: set[str] | None = None,
                     weigh: Callable[[Group], int] | None = None) -> frozenset[Group]:
     """The groups drawn open: the root, those within ``depth``, those matching ``expand`` (and
     their ancestors), all with ``expand_all``, minus those matching ``collapse``.
@@ -253,21 +254,21 @@ def _shape_error_groups(h: Hierarchy) -> frozenset[Group]:
     return frozenset(group for name in failed for group in h.ops[name].ancestors())
 
 
-def choose_picture(h: Hierarchy, options: RenderOptions, costs: CostSet | None = None, *,
-                   page: bool = False, name: str | None = "the graph") -> Picture:
+def choose_picture(h: Hierarchy, options: ViewOptions, costs: CostSet | None = None, *,
+                   page: bool = False, name: str = "the graph", alone: bool = True) -> Picture:
     """The picture ``options`` ask for (see the module docstring): what is open and kept, the
     colouring and what it needs, decided here once for the layout and both writers.
 
     A picture coloured by a recorded cost needs ``costs`` (the run's steps; memory needs a
     step that recorded it), or the graph ``name`` is refused in one line saying how to record
-    them; with no ``name`` (one graph of a logdir's page, beside others that have costs) the
-    page shows the colourings the graph has.  A static picture adds each box's cost to its
+    them; a graph not ``alone`` (one of a logdir's page, beside others that have costs) is
+    shown in the colourings it has.  A static picture adds each box's cost to its
     second line; the viewer's ``page`` colours by cost itself, from the costs it embeds.  A
     diff's boxes say what changed when the colouring is by change.
     """
     metric = metric_of(options.color_by)
     totals = None
-    if metric is not None and name is not None:
+    if metric is not None and alone:
         if costs is None:
             raise InputError(
                 f"{name}: --color-by {options.color_by} needs recorded costs, and there are "
@@ -280,13 +281,14 @@ def choose_picture(h: Hierarchy, options: RenderOptions, costs: CostSet | None =
         if not page:
             totals = Totals(h, costs.current, metric)
     tally = DiffTally(h) if options.color_by == "diff" or h.model.is_diff else None
-    changes = tally if options.color_by == "diff" else None
     keep = focus_ops = None
     if options.focus:
         keep, focus_ops = focus_members(h, options.focus, options.radius)
+    colouring = Picture(frozenset(), keep, options.color_by, totals, tally)
+    changes = colouring.diff
     weigh = changes.opening if changes is not None else None
-    expanded = expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h)
     notes = totals.label if totals is not None else changes.note if changes is not None \
         else None
-    return Picture(expanded, keep, options.color_by, totals, tally, notes,
-                   totals.label if totals is not None else None)
+    return replace(colouring,
+                   expanded=expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h),
+                   notes=notes, titles=totals.label if totals is not None else None)

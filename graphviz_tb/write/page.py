@@ -19,7 +19,7 @@ from ..errors import GraphvizTbError
 from ..escaping import clean_text
 
 if TYPE_CHECKING:
-    from ..options import RenderOptions
+    from ..options import StyleOptions
 
 __all__ = ["PageEntry", "page_data", "write_page"]
 
@@ -142,7 +142,7 @@ class PageEntry:
     graph: int
 
 
-def write_page(data: dict[str, Any], options: RenderOptions, title: str) -> str:
+def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
     """The HTML document around the embedded data: style, viewer, layout worker, policy."""
     script, style, worker = _read_viewer()
     packed = ({**data, "graphs": [_pack(g) for g in data["graphs"]]} if "graphs" in data

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ShapeRow",
+    "failure_json",
     "failure_lines",
     "resolve_node",
     "row_json",
@@ -280,3 +281,12 @@ def failure_lines(model: GraphModel, report: ShapeReport, *, depth: int = 4) -> 
             f"  {len(others)} more op(s) failed independently: "
             + ", ".join(f.node for f in others[:5]) + (" …" if len(others) > 5 else "")))
     return lines
+
+
+def failure_json(report: ShapeReport) -> list[dict[str, Any]]:
+    """Each op where shape inference failed, its message and the shapes it was given: the
+    JSON of ``tbgraph shapes --json``'s failures."""
+    return [{"node": f.node, "op": f.op, "function": f.function, "message": f.message,
+             "inputs": [{"slot": e.slot, "node": e.src, "output": e.src_output,
+                         "kind": e.kind, "text": shape_text(e.tensor)} for e in f.inputs]}
+            for f in report.failures]

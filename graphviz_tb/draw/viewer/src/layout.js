@@ -300,7 +300,7 @@ export class Layouts {
     if (open) {
       const L = this.layouts.get(i);
       if (L) {
-        const title = textWidth(g.lines(i)[0], 10) * 1.1 + 2 * this.pad;
+        const title = textWidth(g.lines(i)[0], STYLE.titleSize) * STYLE.titleSlack + 2 * this.pad;
         return [Math.max(L.w + 2 * this.pad, g.w[i], title), L.h + 2 * this.pad + this.labelH];
       }
     }
@@ -329,7 +329,7 @@ export class Layouts {
     const nodes = [...main, ...stubs];
     const index = new Map(nodes.map((m, i) => [m, i]));
     const nodeSizes = nodes.map((m) => (typeof m === "number" ? sizes.get(m)
-      : [textWidth(g.label[m.far], 8) + 10, 14.0]));
+      : [textWidth(g.label[m.far], STYLE.stubLabelSize) + STYLE.stubPad, STYLE.stubH]));
     const shapes = nodes.map((m) => (typeof m === "number" ? g.outline(m) : "box"));
     const edges = kept.map((a) => ({ ...a, s: index.get(a.src), t: index.get(a.dst) }));
     return { sizes, aux, nodes, nodeSizes, edges,
