@@ -455,19 +455,25 @@ def test_any_trace_like_graph_reads_or_says_why(seed: int, tmp_path: Path) -> No
     assert not [op for op, d in loaded.model.g.nodes(data=True) if d["op"] in folded]
 
 
-def test_lists_nested_thousands_deep_are_refused_in_one_line(tmp_path: Path) -> None:
+def _chain_trace(path: Path, links: list[tuple[str, str]]) -> Path:
+    """An add_graph-shaped GraphDef written to ``path``: an input IO Node, the ``links``
+    (name, op) each reading the one before, and an output IO Node."""
     from tensorboard.compat.proto.graph_pb2 import GraphDef
 
     graph = GraphDef()
-    graph.node.add(name="input/x", op="IO Node")
-    previous = "input/x"
-    for i in range(20_000):
-        graph.node.add(name=f"M/l{i}", op="prim::ListConstruct", input=[previous])
-        previous = f"M/l{i}"
-    graph.node.add(name="M/cat", op="aten::cat", input=[previous])
-    graph.node.add(name="output/output.1", op="IO Node", input=["M/cat"])
-    path = tmp_path / "deep.pb"
+    graph.node.add(name="input/x.1", op="IO Node")
+    previous = "input/x.1"
+    for name, op in links:
+        graph.node.add(name=name, op=op, input=[previous])
+        previous = name
+    graph.node.add(name="output/output.1", op="IO Node", input=[previous])
     path.write_bytes(graph.SerializeToString())
+    return path
+
+
+def test_lists_nested_thousands_deep_are_refused_in_one_line(tmp_path: Path) -> None:
+    links = [(f"M/l{i}", "prim::ListConstruct") for i in range(20_000)]
+    path = _chain_trace(tmp_path / "deep.pb", [*links, ("M/cat", "aten::cat")])
     with pytest.raises(graphviz_tb.InputError, match="nested too deeply"):
         graphviz_tb.load(path)
 
@@ -475,17 +481,8 @@ def test_lists_nested_thousands_deep_are_refused_in_one_line(tmp_path: Path) -> 
 def test_a_trace_without_shapes_gets_pytorchs_advice(tmp_path: Path) -> None:
     """Where a trace records few shapes, the note says why in PyTorch's terms, never
     TensorFlow's remedies (--infer-shapes, add_shapes=True, a SavedModel)."""
-    from tensorboard.compat.proto.graph_pb2 import GraphDef
-
-    graph = GraphDef()
-    graph.node.add(name="input/x.1", op="IO Node")
-    previous = "input/x.1"
-    for i in range(6):
-        graph.node.add(name=f"M/Linear[fc{i}]/v.{i}", op="aten::relu", input=[previous])
-        previous = f"M/Linear[fc{i}]/v.{i}"
-    graph.node.add(name="output/output.1", op="IO Node", input=[previous])
-    path = tmp_path / "trace.pb"
-    path.write_bytes(graph.SerializeToString())
+    path = _chain_trace(tmp_path / "trace.pb",
+                        [(f"M/Linear[fc{i}]/v.{i}", "aten::relu") for i in range(6)])
     note = graphviz_tb.load(path).info()["shapes"]
     assert "add_graph records the shapes of traced tensors only" in note
     assert "--infer-shapes" not in note and "add_shapes" not in note
