@@ -47,6 +47,9 @@ class Picture:
     notes: Callable[[Member], str | None] | None = None
     #: What an open group's title adds (its cost).
     titles: Callable[[Member], str | None] | None = None
+    #: The open group the viewer's first view shows (the model): the top of a picture is its
+    #: outputs' plumbing, as inputs sit at the bottom.  None: the first view shows the top.
+    lead: Group | None = None
 
     @property
     def diff(self) -> DiffTally | None:

@@ -10,6 +10,8 @@ import pytest
 from test_html import _bundle_or_fail
 
 import graphviz_tb
+from graphviz_tb.options import RenderOptions
+from graphviz_tb.view.opening import choose_picture
 
 pytestmark = [pytest.mark.browser, pytest.mark.tensorflow, pytest.mark.dot]
 
@@ -27,15 +29,17 @@ _NAME_HEIGHTS = """() => {
     .map((r) => r.height);
 }"""
 
-#: Closed groups in view, largest first: [name, centre x, centre y].
+#: Closed groups wholly in view (on the canvas, not under the toolbar or the status line),
+#: largest first: [name, centre x, centre y].
 _CLOSED_IN_VIEW = """() => {
-  const [W, H] = [window.innerWidth, window.innerHeight];
+  const c = document.querySelector('svg.canvas').getBoundingClientRect();
+  const [W, H] = [Math.min(window.innerWidth, c.right), Math.min(window.innerHeight, c.bottom)];
   const open = new Set(window.tbgraph.boxes().filter((b) => b.open).map((b) => b.name));
   return [...document.querySelectorAll('svg.canvas [data-node]')]
     .filter((g) => !open.has(g.dataset.node) && g.querySelector('.shape')
       && g.classList.contains('group'))
     .map((g) => [g.dataset.node, g.querySelector('.shape').getBoundingClientRect()])
-    .filter(([, r]) => r.left > 0 && r.top > 0 && r.right < W && r.bottom < H)
+    .filter(([, r]) => r.left > c.left && r.top > c.top && r.right < W && r.bottom < H)
     .sort((a, b) => b[1].width * b[1].height - a[1].width * a[1].height)
     .map(([n, r]) => [n, r.left + r.width / 2, r.top + r.height / 2]);
 }"""
@@ -171,5 +175,44 @@ def test_a_picture_wider_than_the_window_starts_at_its_left_edge(
         assert seen["width"] > 1400, "the picture fits: the test would prove nothing"
         assert seen["cut"] == [], seen
         assert seen["left"] >= 0 and seen["inView"] >= 10, seen
+    finally:
+        page.close()
+
+
+#: The frame of the open group ``name`` on screen, and the window's size.
+_FRAME = """(name) => {
+  const g = [...document.querySelectorAll('svg.canvas [data-node]')]
+    .find((e) => e.dataset.node === name);
+  const r = g.querySelector('.shape').getBoundingClientRect();
+  const bar = document.querySelector('.toolbar, header');
+  return { top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+           W: window.innerWidth, H: window.innerHeight,
+           below: bar ? bar.getBoundingClientRect().bottom : 0 };
+}"""
+
+
+@pytest.mark.parametrize("which", ["resnet50_adam", "densenet121_momentum"])
+def test_the_first_view_of_a_training_step_shows_its_model(
+        which: str, browser: Any, training_steps: dict[str, Any],
+        first_pages: dict[str, Path]) -> None:
+    """A step's top is its plumbing (outputs, NoOp, the optimizer), as inputs sit at the
+    bottom: the first view shows the opened model instead, whole when its names stay
+    readable so (ResNet-50), else its top part filling the window (DenseNet-121: 121 layers
+    in a column).  The page names the model it leads with; it is the step's model scope."""
+    step = training_steps[which]
+    h = graphviz_tb.load(step.path).hierarchy()
+    lead = choose_picture(h, RenderOptions().view).lead
+    assert lead is not None and lead.name.split("/")[0].startswith(step.model), lead
+    page = _open(browser, first_pages[which.split("_")[0]])
+    try:
+        frame = page.evaluate(_FRAME, lead.name)
+        height = frame["H"] - frame["below"]
+        assert frame["below"] <= frame["top"] <= frame["below"] + 0.15 * height, frame
+        assert frame["left"] >= 0 and frame["right"] <= frame["W"], frame
+        # The whole model in view, or its top part down to the window's bottom edge.
+        assert frame["bottom"] <= frame["H"] or frame["bottom"] - frame["top"] >= 0.8 * height
+        assert min(frame["bottom"], frame["H"]) - frame["top"] >= 0.6 * height, frame
+        heights = page.evaluate(_NAME_HEIGHTS)
+        assert min(heights) >= READABLE_PX, sorted(heights)[:5]
     finally:
         page.close()

@@ -513,6 +513,8 @@ def build_data(h: Hierarchy, scene: Scene, picture: Picture, options: StyleOptio
     data.update(b.edges_data())
     data["layouts"] = b.layouts_data()
     data["expanded"] = sorted(b.ids[g] for g in scene.expanded if g in b.ids)
+    if picture.lead is not None and picture.lead in b.ids:
+        data["lead"] = b.ids[picture.lead]  # what the first view shows: the model
     if costs is not None:
         data["costs"] = b.costs_data(costs)
     changed = b.diff_data(picture.tally)

@@ -289,6 +289,21 @@ def choose_picture(h: Hierarchy, options: ViewOptions, costs: CostSet | None = N
     weigh = changes.opening if changes is not None else None
     notes = totals.label if totals is not None else changes.note if changes is not None \
         else None
-    return replace(colouring,
-                   expanded=expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h),
-                   notes=notes, titles=totals.label if totals is not None else None)
+    expanded = expanded_groups(h, options, focus_ops, weigh) | _shape_error_groups(h)
+    return replace(colouring, expanded=expanded, notes=notes,
+                   titles=totals.label if totals is not None else None,
+                   lead=_lead(h, expanded, keep))
+
+
+def _lead(h: Hierarchy, expanded: frozenset[Group], keep: set[Member] | None) -> Group | None:
+    """The open group a first view should show: a training step's model (the biggest, when
+    a step trains several), else an open group holding more than half the ops (an inference
+    graph's model, or the function that wraps it).  A step's top is its plumbing (outputs,
+    ``NoOp``, the optimizer): shown first, the model started below the fold."""
+    shown = [g for g in expanded if g is not h.root and (keep is None or g in keep)]
+    models = {p.model for p in h.training.values()}
+    for candidates in ([g for g in shown if g in models],
+                       [g for g in shown if 2 * g.op_count > h.root.op_count]):
+        if candidates:
+            return max(candidates, key=lambda g: (g.op_count, -g.depth, g.name))
+    return None

@@ -23,6 +23,7 @@ export class App {
     this.layouts = new Layouts(graph, data.options);
     for (const k in data.layouts) this.layouts.layouts.set(+k, data.layouts[k]);
     this.defaultExpanded = new Set(data.expanded);
+    this.lead = data.lead ?? -1;
     this.expanded = new Set(data.expanded);
     this.expanded.add(0);
     this.selected = -1;
@@ -489,36 +490,50 @@ export class App {
     this.setView(k, x + (w - sw * k) / 2, y + (h + sh * k) / 2);
   }
 
-  // The first view: the whole picture when its names stay readable so, else the picture at a
-  // readable zoom, its top (the outputs: data flows up) at the top of the free area.  Across,
-  // a picture narrower than the area is centred; a wider one has its top box in the middle
-  // as far as its edges allow (centred, a wide picture lost its left edge).  Fitting a tall
-  // graph into the window drew a strip with 4-pixel names; the whole picture stays one key
-  // away (f).
+  // The first view: the whole picture when its names stay readable so.  Else the model the
+  // page names (data.lead: a training step's model, an inference graph's), as the top of a
+  // picture is its outputs' plumbing (data flows up): the whole model when its names stay
+  // readable so, else its top at a readable zoom.  With no model named, the picture's top
+  // at a readable zoom.  Across, what is shown is centred when narrower than the area; a
+  // wider one has its top box in the middle as far as its edges allow (centred, a wide
+  // picture lost its left edge).  Fitting a tall graph into the window drew a strip with
+  // 4-pixel names; the whole picture stays one key away (f).
   firstView() {
     if (!this.scene) return;
-    const [x, y, w, , k, sw, sh] = this._fitted();
+    const [x, y, w, h, k, sw, sh] = this._fitted();
     if (k >= READABLE_ZOOM) {
       this.fit();
       return;
     }
-    const r = READABLE_ZOOM;
     const m = 24;
-    let tx = x + (w - sw * r) / 2;
-    if (sw * r > w - 2 * m) {
-      const top = this._topBox();
-      const middle = x + w / 2 - (top ? top.x : sw / 2) * r;
-      tx = Math.min(x + m, Math.max(x + w - m - sw * r, middle));
+    const lead = this.lead >= 0 && this.scene.index.has(this.lead)
+      ? this.scene.boxes[this.scene.index.get(this.lead)] : null;
+    // What is shown, as [left, right, top] in the picture's coordinates (y up).
+    const [left, right, top] = lead
+      ? [lead.x - lead.w / 2, lead.x + lead.w / 2, lead.y + lead.h / 2] : [0, sw, sh];
+    if (lead) {
+      const fits = Math.min((w - 2 * m) / lead.w, (h - 2 * m) / lead.h, 1.5);
+      if (fits >= READABLE_ZOOM) {
+        this.setView(fits, x + w / 2 - lead.x * fits, y + h / 2 + lead.y * fits);
+        return;
+      }
     }
-    this.setView(r, tx, y + m + sh * r);
+    const r = READABLE_ZOOM;
+    let tx = x + w / 2 - ((left + right) / 2) * r;
+    if ((right - left) * r > w - 2 * m) {
+      const high = this._topBox(lead ? lead.m : 0);
+      const middle = x + w / 2 - (high ? high.x : (left + right) / 2) * r;
+      tx = Math.min(x + m - left * r, Math.max(x + w - m - right * r, middle));
+    }
+    this.setView(r, tx, y + m + top * r);
   }
 
-  // The box drawn highest (an output, as data flows up), leftmost among equals: closed
-  // boxes only, not the bookkeeping set aside.
-  _topBox() {
+  // The box drawn highest (an output, as data flows up) within group ``within``, leftmost
+  // among equals: closed boxes only, not the bookkeeping set aside.
+  _topBox(within) {
     let best = null;
     for (const b of this.scene.boxes) {
-      if (b.stub || b.open || b.aux) continue;
+      if (b.stub || b.open || b.aux || !this.g.contains(within, b.m)) continue;
       const top = b.y + b.h / 2;
       if (!best || top > best.y + best.h / 2 || (top === best.y + best.h / 2 && b.x < best.x)) {
         best = b;
