@@ -186,6 +186,9 @@ class _Writer:
             if tensor:  # "" is an optional input left out
                 node.input.append(self.producers.get(tensor, tensor))
                 present.append(names[slot] if slot < len(names) else f"input {slot}")
+        for tensor in self._captured(onnx_node):
+            node.input.append(self.producers[tensor])
+            present.append(f"captured {tensor}")
         node.attr["_inputs"].list.s.extend(n.encode() for n in present)
         for k, tensor in enumerate(onnx_node.output):
             if tensor:
@@ -198,6 +201,29 @@ class _Writer:
                 node.attr[key].list.s.extend(str(v).encode() for v in _literal_list(prop.value))
         if onnx_node.op_type == "Constant" and not domain:
             node.attr["_text"].s = self._constant(onnx_node).encode("utf-8")
+
+    def _captured(self, onnx_node: Any) -> list[str]:
+        """The outer tensors the node's subgraphs (``If``'s branches, ``Loop``'s and
+        ``Scan``'s bodies, nested ones too) read by name: real inputs of the node, though
+        its input list omits them."""
+        kind = self.onnx.AttributeProto
+        stack = [a.g for a in onnx_node.attribute if a.type == kind.GRAPH]
+        stack += [g for a in onnx_node.attribute if a.type == kind.GRAPHS for g in a.graphs]
+        defined: set[str] = set()
+        used: dict[str, None] = {}
+        while stack:
+            graph = stack.pop()
+            defined.update(v.name for v in graph.input)
+            defined.update(t.name for t in graph.initializer)
+            for inner in graph.node:
+                defined.update(inner.output)
+                used.update(dict.fromkeys(inner.input))
+                stack.extend(a.g for a in inner.attribute if a.type == kind.GRAPH)
+                stack.extend(g for a in inner.attribute if a.type == kind.GRAPHS
+                             for g in a.graphs)
+            used.update(dict.fromkeys(v.name for v in graph.output))
+        return [t for t in used if t and t not in defined and t in self.producers
+                and t not in onnx_node.input]
 
     def _input_names(self, onnx_node: Any) -> list[str]:
         """The schema's names of the node's inputs (``X``, ``W``, ``B``), variadic ones
