@@ -14,7 +14,8 @@ the stages after the model stay format-blind).
 * **The hierarchy**, from the first of: the dynamo exporter's module metadata
   (``pkg.torch.onnx.name_scopes``, with ``class_hierarchy`` for each module's class), node
   names with ``/`` (the TorchScript exporter's ``/layer1/layer1.0/conv1/Conv``; any other
-  exporter's scopes are taken as written), else none (the grouping stage's dataflow blocks
+  exporter's scopes are taken as written; TorchScript names a module's second call ``relu_1``,
+  labelled ``layer1.0.relu (call 2)``), else none (the grouping stage's dataflow blocks
   then apply).  Both PyTorch exporters give one module the same scope (``layer1/0/conv1``),
   labelled as the code names it (``layer1.0.conv1 (Conv2d)``; the class only where the file
   says it).  An op is named after its type within its module (``layer1/0/conv1/Conv``).
@@ -25,6 +26,7 @@ Nothing here imports ``onnx``: the reader did.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +53,7 @@ _ARITHMETIC = frozenset({
 #: A folded value's expression is cut here (shape arithmetic can nest deep).
 _MAX_TEXT = 300
 _NUMBERED_OUTPUT = "output"
+_CALL = re.compile(r"(.+)_(\d+)")
 
 
 @dataclass(frozen=True)
@@ -172,10 +175,17 @@ class _Folder:
                 part = path[len(parts[-1]) + 1:]
             else:
                 part = path
-            dotted = f"{dotted}.{part}" if dotted else part
+            kind = classes[i] if i < len(classes) else ""
+            called = _CALL.fullmatch(part)
+            prefix = "/".join(parts)
+            if not classes and called and f"{prefix}/{called.group(1)}".lstrip("/") \
+                    in self.labels:  # TorchScript's name for a module's next call: relu_1
+                dotted = f"{dotted}.{called.group(1)}" if dotted else called.group(1)
+                kind = f"call {int(called.group(2)) + 1}"
+            else:
+                dotted = f"{dotted}.{part}" if dotted else part
             parts.append(part.replace("/", "∕"))
             scope = "/".join(parts)
-            kind = classes[i] if i < len(classes) else ""
             if scope not in self.labels or (kind and "(" not in self.labels[scope]):
                 self.labels[scope] = f"{dotted} ({kind})" if kind else dotted
         return "/".join(parts)

@@ -242,10 +242,13 @@ class _Writer:
         types = [self.types.get(name) for name in outputs]
         tensors = [t.tensor_type if t is not None and t.HasField("tensor_type") else None
                    for t in types]
+        if any(t is not None and t.elem_type for t in tensors):
+            node.attr["output_types"].list.type.extend(
+                dtype_enum(_DTYPES.get(t.elem_type, "")) or 0 if t is not None else 0
+                for t in tensors)
         if not any(t is not None and t.HasField("shape") for t in tensors):
-            return
+            return  # no output's rank is known (ONNX: no shape field)
         shapes = node.attr["_output_shapes"].list.shape
-        dtypes = node.attr["output_types"].list.type
         for tensor in tensors:
             shape = shapes.add()
             if tensor is None or not tensor.HasField("shape"):
@@ -253,8 +256,6 @@ class _Writer:
             else:
                 for dim in tensor.shape.dim:
                     shape.dim.add(size=dim.dim_value if dim.HasField("dim_value") else -1)
-            dtype = dtype_enum(_DTYPES.get(tensor.elem_type, "")) if tensor is not None else None
-            dtypes.append(dtype or 0)
 
     def _attribute(self, attribute: Any) -> AttrValue:
         """An ONNX attribute as the AttrValue the details show: numbers and strings as such,
