@@ -6,7 +6,8 @@ an external ``.data`` file).  Random weights, CPU, small inputs.
 * ``text``: the ``TransformerEncoder`` text classifier of ``torch_models.py``;
 * ``branchy``: a scripted model with a ``Loop`` and an ``If`` (TorchScript exporter only:
   the dynamo exporter does not take scripted modules);
-* ``cond``: ``torch.cond`` (dynamo exporter only), an ``If`` with two branches.
+* ``cond``: ``torch.cond`` (dynamo exporter only), an ``If`` with two branches;
+* ``small`` and ``wider``: a small CNN, and the same with its second block wider (to diff).
 
 Run as a script (``python tests/onnx_models.py OUT``) it writes ``OUT/<model>_<ts|dynamo>.onnx``
 and ``OUT/models.json`` (each model's modules by dotted path, with their class), so the tests
@@ -55,6 +56,31 @@ class Cond(nn.Module):
         return torch.cond(y.sum() > 0, lambda t: torch.relu(t), lambda t: -t, (y,))
 
 
+class Block(nn.Module):
+    """Two convolutions, ``width`` channels between them."""
+
+    def __init__(self, channels: int, width: int) -> None:
+        super().__init__()
+        self.expand = nn.Conv2d(channels, width, 3, padding=1)
+        self.project = nn.Conv2d(width, channels, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.project(torch.relu(self.expand(x)))
+
+
+class Small(nn.Module):
+    """A stem, two blocks and a head: ``wider`` widens the second block only."""
+
+    def __init__(self, wider: bool = False) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.blocks = nn.Sequential(Block(8, 16), Block(8, 32 if wider else 16))
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(self.stem(x)).mean(dim=(2, 3)))
+
+
 def _models() -> list[tuple[str, nn.Module, tuple[torch.Tensor, ...], tuple[bool, ...]]]:
     """(name, model, example inputs, the exporters to use: dynamo or not)."""
     torch.manual_seed(0)
@@ -65,6 +91,8 @@ def _models() -> list[tuple[str, nn.Module, tuple[torch.Tensor, ...], tuple[bool
          (False, True)),
         ("branchy", torch.jit.script(Branchy()), (torch.ones(3, 8),), (False,)),
         ("cond", Cond().eval(), (torch.ones(3, 8),), (True,)),
+        ("small", Small().eval(), (torch.zeros(1, 3, 16, 16),), (False,)),
+        ("wider", Small(wider=True).eval(), (torch.zeros(1, 3, 16, 16),), (False,)),
     ]
 
 

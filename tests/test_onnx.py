@@ -96,17 +96,17 @@ def test_is_read_as_onnx_without_a_warning(onnx_dir: Path, name: str) -> None:
 
 @pytest.mark.parametrize("name", FILES)
 def test_every_node_is_an_op_or_folded_into_one(onnx_dir: Path, name: str) -> None:
-    """Each node onnx reads from the file is one op (its ``node``) or is listed in the
-    ``folded`` details of the ops it serves; no op is a Constant or an initializer, and no
+    """Each node onnx reads from the file is one op (its ``onnx node``) or is listed in the
+    ``folded nodes`` details of the ops it serves; no op is a Constant or an initializer, and no
     Identity copies a weight."""
     model = _graph(onnx_dir, name).model
     stored = _stored(onnx_dir, name).graph
     own, folded = set(), set()
     for op in model.g:
         attrs = model.attrs(op)
-        if "node" in attrs:
-            own.add(attrs["node"])
-        folded.update(attrs.get("folded", []))
+        if "onnx node" in attrs:
+            own.add(attrs["onnx node"])
+        folded.update(attrs.get("folded nodes", []))
     assert len(own) == len([op for op in model.g if model.op(op) not in ("input", "output")])
     for node in stored.node:
         assert node.name in own or f"{node.op_type} {node.name}" in folded, node.name
@@ -247,6 +247,22 @@ def test_the_tool_reads_and_draws_it(onnx_dir: Path, tmp_path: Path) -> None:
                        text=True, check=True, cwd=REPO)
         text = out.read_text(encoding="utf-8")
         assert "layer4.1 (BasicBlock)" in text
+
+
+def test_a_wider_block_diffs_as_changes_inside_that_block_only(onnx_dir: Path) -> None:
+    """Two ONNX files diff as two TensorFlow graphs do: exit status 1 and, in the JSON, the
+    changed ops all in the block made wider (its convolutions' weights, the tensor between
+    them), none elsewhere."""
+    files = [str(onnx_dir / f"{name}_ts.onnx") for name in ("small", "wider")]
+    done = subprocess.run([sys.executable, "-m", "graphviz_tb", "diff", *files, "--json"],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert done.returncode == 1, done.stderr
+    ops = json.loads(done.stdout)["ops"]
+    assert ops["added"] == [] and ops["removed"] == []
+    what = {c["new"]: " ".join(c["what"]) for c in ops["changed"]}
+    assert what and all(name.startswith("blocks/1/") for name in what)
+    for conv in ("blocks/1/expand/Conv", "blocks/1/project/Conv"):  # the weights' shapes
+        assert re.search(r"weight \(initializer, \S*32\S*, float32\)", what[conv])
 
 
 def test_missing_external_data_reads_the_same(onnx_dir: Path, tmp_path: Path) -> None:

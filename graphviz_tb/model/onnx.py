@@ -10,7 +10,7 @@ the stages after the model stay format-blind).
   feeding a ``Reshape``: any of a few integer ops whose inputs are all shapes or constants)
   folds into each op it serves, written as the expression it computes; the tensor whose shape
   it reads becomes an input of that op.  Each op lists the ONNX nodes folded into it
-  (``folded``) and keeps its own ONNX name (``node``).
+  (``folded nodes``) and keeps its own ONNX name (``onnx node``).
 * **The hierarchy**, from the first of: the dynamo exporter's module metadata
   (``pkg.torch.onnx.name_scopes``, with ``class_hierarchy`` for each module's class), node
   names with ``/`` (the TorchScript exporter's ``/layer1/layer1.0/conv1/Conv``; any other
@@ -36,7 +36,7 @@ from ..read.base import TensorSpec
 from ..read.dtypes import dtype_name, shape_from_proto
 from .pytorch import FoldedTrace, unique_names
 
-__all__ = ["SHAPES_REMEDY", "fold_onnx", "is_onnx_graph"]
+__all__ = ["ONNX_BOOKKEEPING", "SHAPES_REMEDY", "fold_onnx", "is_onnx_graph"]
 
 SHAPES_REMEDY = ("few shapes recorded: the file has little value_info and onnx.shape_inference "
                  "could not infer the rest (export with shapes, or run onnx's shape inference)")
@@ -53,6 +53,11 @@ _ARITHMETIC = frozenset({
 #: A folded value's expression is cut here (shape arithmetic can nest deep).
 _MAX_TEXT = 300
 _NUMBERED_OUTPUT = "output"
+#: An op's own ONNX node name and the nodes folded into it: in its details, but not what a
+#: diff compares (two exports of one model number their nodes differently).  Spaced, so no
+#: TensorFlow attribute can be named so.
+_NODE, _FOLDED = "onnx node", "folded nodes"
+ONNX_BOOKKEEPING = frozenset({_NODE, _FOLDED})
 _CALL = re.compile(r"(.+)_(\d+)")
 
 
@@ -220,9 +225,9 @@ class _Folder:
             if not key.startswith("_") or key == "_output_shapes":
                 out.attr[key].CopyFrom(node.attr[key])
         if node.op not in (_INPUT, _OUTPUT):
-            out.attr["node"].s = node.attr["_name"].s
+            out.attr[_NODE].s = node.attr["_name"].s
         if members:
-            out.attr["folded"].list.s.extend(m.encode("utf-8") for m in sorted(members))
+            out.attr[_FOLDED].list.s.extend(m.encode("utf-8") for m in sorted(members))
 
     def _input_text(self, text: str) -> str:
         producer, colon, index = text.partition(":")
