@@ -306,3 +306,84 @@ def test_other_graphs_never_import_onnx_nor_pass_for_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=REPO)
     assert done.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ models nobody exported
+
+_OPS = ("Relu", "Add", "MatMul", "Shape", "Gather", "Unsqueeze", "Concat", "Reshape",
+        "Constant", "Identity", "Cast", "If", "Foo")
+_NAMES = ("", "a", "a", "/m/n/Relu", "/m/m.0/x/Add", "x<&>\n", "node_Conv_1", "/", "b/c")
+
+
+def _random_model(seed: int) -> bytes:
+    """A graph as an exporter might write it, or a broken one: ops of the kinds folded and
+    not, names empty, repeated, scoped or hostile, inputs naming tensors before, after or
+    nowhere, weights, a custom domain, an If whose branch reads an outer tensor."""
+    import random
+
+    onnx = _onnx()
+    helper = onnx.helper
+    rng = random.Random(seed)
+    floats = onnx.TensorProto.FLOAT
+    tensors = ["x", "w"]
+    nodes = []
+    for i in range(rng.randint(1, 30)):
+        op = rng.choice(_OPS)
+        inputs = [rng.choice([*tensors, "nowhere", f"t{i + 3}", ""])
+                  for _ in range(0 if op == "Constant" else rng.randint(1, 3))]
+        kwargs: dict[str, Any] = {"name": rng.choice(_NAMES)}
+        if op == "Constant":
+            kwargs["value"] = helper.make_tensor("v", onnx.TensorProto.INT64, [2], [1, -1])
+        if op == "If":
+            branch = helper.make_graph([helper.make_node("Relu", [rng.choice(tensors)], ["r"])],
+                                       "branch", [], [helper.make_tensor_value_info(
+                                           "r", floats, None)])
+            kwargs.update(then_branch=branch, else_branch=branch)
+        if rng.random() < 0.3:
+            kwargs["metadata_props"] = None
+        domain = "com.example" if op == "Foo" else ""
+        node = helper.make_node(op, inputs, [f"t{i}"], domain=domain,
+                                **{k: v for k, v in kwargs.items() if k != "metadata_props"})
+        if kwargs.get("metadata_props", 1) is None:
+            helper.set_metadata_props(node, {
+                "pkg.torch.onnx.name_scopes": rng.choice(["['', 'm', 'm.0', 'op']", "[",
+                                                          "['']", "3"]),
+                "pkg.torch.onnx.class_hierarchy": "['M', 'torch.nn.Seq', 'A', 'op']"})
+        nodes.append(node)
+        tensors.append(f"t{i}")
+    graph = helper.make_graph(
+        nodes, "random", [helper.make_tensor_value_info("x", floats, [2, 3])],
+        [helper.make_tensor_value_info(rng.choice(tensors), floats, None)],
+        initializer=[helper.make_tensor("w", floats, [3], [1.0, 2.0, 3.0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
+                                                    helper.make_opsetid("com.example", 1)])
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_any_onnx_like_graph_reads_or_says_why(seed: int, tmp_path: Path) -> None:
+    """Each is detected as ONNX, then drawn and summarised with no Constant, initializer or
+    weight copy drawn and every node an op or folded into one, or refused in one line."""
+    path = tmp_path / "model.onnx"
+    path.write_bytes(_random_model(seed))
+    assert detect(path).format == "onnx"
+    try:
+        graph = graphviz_tb.load(path)
+        svg = graph.render()
+        graph.info()
+    except graphviz_tb.GraphvizTbError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert "x<&>" not in svg  # a hostile name is escaped
+    model = graph.model
+    stored = _onnx().load(str(path)).graph
+    # A node without a name is called by its type and place, as a reader of the file would.
+    names = [node.name or f"{node.op_type}_{i}" for i, node in enumerate(stored.node)]
+    constants = [op for op in model.g if model.op(op) == "Constant"]
+    assert not [op for op in constants if list(model.g.successors(op))]  # each feeds nothing
+    assert "onnx::Initializer" not in {model.op(op) for op in model.g}
+    assert model.op("w") == "output" if "w" in model.g else True  # the weight as an output
+    drawn = {model.attrs(op).get("onnx node") for op in model.g}
+    folded = {f for op in model.g for f in model.attrs(op).get("folded nodes", [])}
+    for name, node in zip(names, stored.node, strict=True):
+        assert name in drawn or f"{node.op_type} {name}" in folded, name
