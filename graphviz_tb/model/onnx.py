@@ -15,7 +15,8 @@ the stages after the model stay format-blind).
   (``pkg.torch.onnx.name_scopes``, with ``class_hierarchy`` for each module's class), node
   names with ``/`` (the TorchScript exporter's ``/layer1/layer1.0/conv1/Conv``; any other
   exporter's scopes are taken as written; TorchScript names a module's second call ``relu_1``,
-  labelled ``layer1.0.relu (call 2)``), else none (the grouping stage's dataflow blocks
+  labelled ``layer1.0.relu (call 2)``; the dynamo exporter's calls of one leaf module are
+  split likewise), else none (the grouping stage's dataflow blocks
   then apply).  Both PyTorch exporters give one module the same scope (``layer1/0/conv1``),
   labelled as the code names it (``layer1.0.conv1 (Conv2d)``; the class only where the file
   says it).  An op is named after its type within its module (``layer1/0/conv1/Conv``).
@@ -96,12 +97,13 @@ class _Folder:
         self.folded: dict[str, _Folded] = {}
         self.names: dict[str, str] = {}  # raw NodeDef name -> the op's name
         self.labels: dict[str, str] = {}
+        self.recorded: set[str] = set()  # scopes from the dynamo exporter's metadata
 
     def fold(self) -> FoldedTrace:
         for node in self.nodes:
             self._classify(node)
         drawn = [n for n in self.nodes if n.name not in self.folded]
-        scopes = [self._scope(n) for n in drawn]
+        scopes = self._split_calls(drawn, [self._scope(n) for n in drawn])
         bases = [self._base(n, scope) for n, scope in zip(drawn, scopes, strict=True)]
         for node, name in zip(drawn, unique_names(bases, scopes), strict=True):
             self.names[node.name] = name
@@ -161,11 +163,46 @@ class _Folder:
                 if "_classes" in node.attr else []
             if len(classes) != len(scopes):
                 classes = []
-            return self._modules(scopes[1:-1], [c.rpartition(".")[2] for c in classes[1:-1]])
+            scope = self._modules(scopes[1:-1], [c.rpartition(".")[2] for c in classes[1:-1]])
+            self.recorded.add(scope)
+            return scope
         name = _name(node)
         if name.startswith("/"):  # TorchScript: /layer1/layer1.0/conv1/Conv
             return self._modules([p for p in name.split("/")[1:-1] if p], [])
         return name.rpartition("/")[0]  # another exporter's scopes, as written
+
+    def _split_calls(self, drawn: list[Any], scopes: list[str]) -> list[str]:
+        """A leaf module the dynamo exporter's metadata says was called more than once
+        (ResNet's ``relu``) split into one scope per call, as TorchScript names them
+        (``relu``, ``relu_1``): one scope for both would be a box that the data leaves and
+        comes back into.  A call is a connected part of the module's ops."""
+        position = {node.name: i for i, node in enumerate(drawn)}
+        members: dict[str, list[int]] = {}
+        for i, scope in enumerate(scopes):
+            if scope in self.recorded:
+                members.setdefault(scope, []).append(i)
+        parents = {s.rpartition("/")[0] for s in set(scopes)}
+        for scope, ops in members.items():
+            if len(ops) < 2 or scope in parents:
+                continue
+            root = {i: i for i in ops}
+            for i in ops:
+                for text in drawn[i].input:
+                    j = position.get(text.partition(":")[0])
+                    if j in root:
+                        root[_find(root, i)] = _find(root, j)
+            calls = list(dict.fromkeys(_find(root, i) for i in ops))
+            label = self.labels.get(scope, scope)
+            for n, call in enumerate(calls[1:], start=2):
+                name, k = f"{scope}_{n - 1}", n
+                while name in self.labels:
+                    name, k = f"{scope}_{k}", k + 1
+                self.labels[name] = f"{label[:-1]}, call {n})" if label.endswith(")") \
+                    else f"{label} (call {n})"
+                for i in ops:
+                    if _find(root, i) == call:
+                        scopes[i] = name
+        return scopes
 
     def _modules(self, paths: list[str], classes: list[str]) -> str:
         """Module paths as scope components relative to their parent (``layer1.0`` under
@@ -249,6 +286,14 @@ class _Folder:
                 outputs.append(TensorSpec(self.names[node.name],
                                           self._input_text(node.input[0]), *spec))
         return tuple(inputs), tuple(outputs)
+
+
+def _find(root: dict[int, int], i: int) -> int:
+    """The representative of ``i``'s part (union-find, paths halved)."""
+    while root[i] != i:
+        root[i] = root[root[i]]
+        i = root[i]
+    return i
 
 
 def _name(node: Any) -> str:
