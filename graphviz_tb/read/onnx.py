@@ -135,6 +135,7 @@ class _Writer:
                      *inferred.graph.output, *self.graph.value_info):
             self.types[info.name] = info.type
         self.producers: dict[str, str] = {}
+        self.schemas: dict[tuple[str, str], list[str]] = {}
         self.out = GraphDef()
 
     def write(self) -> GraphDef:
@@ -228,12 +229,15 @@ class _Writer:
     def _input_names(self, onnx_node: Any) -> list[str]:
         """The schema's names of the node's inputs (``X``, ``W``, ``B``), variadic ones
         numbered; none for an op the installed onnx does not know (a custom domain)."""
-        try:
-            schema = self.onnx.defs.get_schema(onnx_node.op_type, onnx_node.domain)
-        except Exception:  # onnx raises SchemaError for an unknown op
-            return []
-        names = [p.name for p in schema.inputs]
-        if schema.inputs and len(onnx_node.input) > len(names):
+        key = (onnx_node.op_type, onnx_node.domain)
+        if key not in self.schemas:  # once per op type: a lookup costs as much as the rest
+            try:
+                schema = self.onnx.defs.get_schema(*key)
+                self.schemas[key] = [p.name for p in schema.inputs]
+            except Exception:  # onnx raises SchemaError for an unknown op
+                self.schemas[key] = []
+        names = list(self.schemas[key])
+        if names and len(onnx_node.input) > len(names):
             last = names[-1]
             names[-1:] = [f"{last} {i}" for i in range(len(onnx_node.input) - len(names) + 1)]
         return names
