@@ -46,11 +46,13 @@ _MODEL, _INPUT, _OUTPUT, _INITIALIZER = "onnx::Model", "onnx::Input", "onnx::Out
     "onnx::Initializer"
 #: Ops whose output is a shape or size read from a tensor.
 _SHAPE_SOURCES = frozenset({"Shape", "Size"})
-#: Integer arithmetic on shapes and constants: folded when every input is itself folded.
+#: Arithmetic on shapes and constants, and tensors made from them (``ConstantOfShape``: the
+#: onnx wheel's "light" test models make every weight so): folded when every input is itself
+#: folded.
 _ARITHMETIC = frozenset({
     "Identity", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Cast", "Add", "Sub",
     "Mul", "Div", "Mod", "Neg", "Abs", "Floor", "Ceil", "Min", "Max", "Equal", "Less",
-    "Greater", "Not", "Where", "Reshape", "ReduceProd", "Sqrt"})
+    "Greater", "Not", "Where", "Reshape", "ReduceProd", "Sqrt", "ConstantOfShape", "Range"})
 #: A folded value's expression is cut here (shape arithmetic can nest deep).
 _MAX_TEXT = 300
 _NUMBERED_OUTPUT = "output"
