@@ -151,9 +151,10 @@ def field_counts(data: bytes) -> dict[int, int]:
     return counts
 
 
-def wire_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
+def wire_fields(data: bytes | memoryview) -> Iterator[tuple[int, int, int | bytes | memoryview]]:
     """The top-level fields of serialized protobuf ``data``, unparsed: ``(field number, wire
-    type, value)``, the value an int for numbers and the raw bytes of a length-delimited one.
+    type, value)``, the value an int for numbers and the raw bytes of a length-delimited one
+    (a view into ``data`` when it is a memoryview: no copy of a model's embedded weights).
 
     What a message is can then be told from the wire types of its fields (a field number is
     a varint in one format and a nested message in another) without the protobuf class.
@@ -163,7 +164,7 @@ def wire_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     while position < end:
         key, position = _varint(data, position)
         field, wire_type = key >> 3, key & 7
-        value: int | bytes
+        value: int | bytes | memoryview
         if wire_type == _VARINT:
             value, position = _varint(data, position)
         elif wire_type == _FIXED64:
@@ -180,7 +181,7 @@ def wire_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
         yield field, wire_type, value
 
 
-def _varint(data: bytes, position: int) -> tuple[int, int]:
+def _varint(data: bytes | memoryview, position: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if position >= len(data) or shift > 63:

@@ -61,7 +61,7 @@ def is_onnx_model(data: bytes) -> bool:
     message whose fields are a GraphProto's.  A GraphDef (field 1 a message), MetaGraphDef
     and SavedModel (no field 7) fail this."""
     try:
-        fields = list(wire_fields(data))
+        fields = list(wire_fields(memoryview(data)))
     except ValueError:
         return False
     seen = {number for number, _, _ in fields}
