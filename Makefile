@@ -42,9 +42,9 @@ $(VENV)/.stamp-install: pyproject.toml | $(BIN)/python $(VIEWER)
 
 # Everything the tests need: the test tools (with `build`, for the packaging tests),
 # TensorFlow, the profiler's reader, Sphinx/MkDocs (the docs build is a test), PyTorch (to
-# write add_graph logdirs), Graphviz and Chromium.
+# write add_graph logdirs and export ONNX files), onnx (to read them), Graphviz and Chromium.
 $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python $(VIEWER)
-	$(BIN)/python -m pip install -q -e '.[test,tf,profile,docs,torch]'
+	$(BIN)/python -m pip install -q -e '.[test,tf,profile,docs,torch,onnx]'
 	@touch $@
 
 # What lint and the quick tier need: the package and the test tools, none of the heavy extras.

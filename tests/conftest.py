@@ -53,6 +53,17 @@ def _tf() -> Any:
     return pytest.importorskip("tensorflow")
 
 
+def write_with(script: str, out: Path, what: str) -> Path:
+    """Run ``tests/<script> OUT`` in its own process (the framework that writes the inputs is
+    never imported by the process that reads them), failing the test with its error."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, str(Path(__file__).parent / script), str(out)],
+                          env=env, capture_output=True, text=True, timeout=900, check=False)
+    if done.returncode:
+        pytest.fail(f"PyTorch could not write {what}:\n{done.stderr[-3000:]}")
+    return out
+
+
 @pytest.fixture(params=sorted(ENGINES))
 def graphviz_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
                     ) -> Iterator[str]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write_with
 from picture import DOM_SCRIPT, Picture, check_picture, read_dom, read_svg
 
 import graphviz_tb
@@ -43,13 +44,7 @@ def torch_logdirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every model's logdir, written once by PyTorch in its own process."""
     if not os.environ.get("CI"):
         pytest.importorskip("torch")
-    out = tmp_path_factory.mktemp("torch")
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, str(TESTS / "torch_models.py"), str(out)],
-                          env=env, capture_output=True, text=True, timeout=900, check=False)
-    if done.returncode:
-        pytest.fail(f"PyTorch could not write the models:\n{done.stderr[-3000:]}")
-    return out
+    return write_with("torch_models.py", tmp_path_factory.mktemp("torch"), "the models")
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""The model stage's driver: a PyTorch trace's plumbing folded (:mod:`.pytorch`), a GraphDef's
+"""The model stage's driver: a PyTorch trace's or an ONNX model's plumbing folded
+(:mod:`.pytorch`, :mod:`.onnx`), a GraphDef's
 ops (:mod:`.builder`), then its function calls opened into their bodies (:mod:`.calls`), then
 variable reads given their variables' shapes (:mod:`.handles`), then the edges that close
 cycles marked."""
@@ -12,6 +13,7 @@ from ..options import LoadOptions
 from .builder import finish_model, start_model
 from .calls import inline_calls, inline_library
 from .handles import label_variable_reads
+from .onnx import fold_onnx, is_onnx_graph
 from .pytorch import fold_trace, is_jit_trace
 
 if TYPE_CHECKING:
@@ -58,12 +60,17 @@ def build_model(
     stored = len(graph_def.node)
     if is_jit_trace(graph_def):
         traced = fold_trace(graph_def, where)
+    elif is_onnx_graph(graph_def):
+        traced = fold_onnx(graph_def)
+    if traced is not None:
         graph_def, names = traced.graph_def, None
     model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,
                                         names=names)
     if traced is not None:
         traced.annotate(model)
-        model.top_level_nodes = stored  # NodeDefs as stored, as TensorBoard counts them
+        # Nodes as stored, as TensorBoard (a trace's NodeDefs) or onnx (its nodes) counts them
+        model.top_level_nodes = traced.stored_nodes if traced.stored_nodes is not None \
+            else stored
     order = None
     if options.functions and model.functions:
         if names:

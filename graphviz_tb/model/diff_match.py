@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .graph import CONTROL, GraphModel
+from .onnx import ONNX_BOOKKEEPING
 
 __all__ = ["Scopes", "Side", "by_scope", "match_ops"]
 
@@ -387,5 +388,7 @@ def _compatible(a: Side, b: Side, o: str, n: str, pairs: dict[str, str]) -> bool
         pairs.get(ins_o[k][0]) == ins_n[k][0] for k in ins_o)
 
 
-#: Attributes TensorFlow writes for itself, which differ between exports of one model.
-_IGNORED_ATTRS = frozenset({"config_proto", "executor_type"})
+#: Attributes TensorFlow writes for itself, which differ between exports of one model, and
+#: those :mod:`.onnx` records of the file's bookkeeping (an exporter's node names, the
+#: plumbing folded into an op).
+_IGNORED_ATTRS = frozenset({"config_proto", "executor_type", *ONNX_BOOKKEEPING})

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +50,7 @@ from .aten_args import ARGUMENTS
 if TYPE_CHECKING:
     from .graph import GraphModel
 
-__all__ = ["SHAPES_REMEDY", "FoldedTrace", "fold_trace", "is_jit_trace"]
+__all__ = ["SHAPES_REMEDY", "FoldedTrace", "fold_trace", "is_jit_trace", "unique_names"]
 
 #: What a trace that records few shapes is told (TensorFlow's remedies do not apply).
 SHAPES_REMEDY = ("few shapes recorded: PyTorch's add_graph records the shapes of traced "
@@ -106,12 +107,17 @@ class FoldedTrace:
     outputs: tuple[TensorSpec, ...]
     #: Module scope -> the label a picture gives it (``layer1.0.conv1 (Conv2d)``).
     scope_labels: dict[str, str]
+    #: What a graph that records few shapes is told (the format's own remedies).
+    shapes_remedy: str = SHAPES_REMEDY
+    #: Nodes as the file stores them (``info``'s count, as the format's own tools count);
+    #: None for the NodeDefs of the GraphDef folded.
+    stored_nodes: int | None = None
 
     def annotate(self, model: GraphModel) -> None:
         """Record on the model what the graph alone does not say."""
         model.inputs, model.outputs = self.inputs, self.outputs
         model.scope_labels = self.scope_labels
-        model.shapes_remedy = SHAPES_REMEDY
+        model.shapes_remedy = self.shapes_remedy
 
 
 def fold_trace(graph_def: Any, where: str = "graph") -> FoldedTrace:
@@ -272,22 +278,16 @@ class _Folder:
     def _name_calls(self) -> None:
         """Each op named after what it does, numbered within its scope as TensorFlow numbers
         (``add``, ``add_1``); inputs and outputs named after the argument (``x``)."""
-        scopes = {c.scope for c in self.calls if c.op != _IO}
-        taken: set[str] = set()
-        for scope in scopes:  # every scope and its ancestors: no op may take a scope's name
-            parts = scope.split("/")
-            taken.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
         outputs = sum(c.op == _IO and c.scope == "output" for c in self.calls)
+        bases = []
         for call in self.calls:
             if call.op == _IO:
-                base = _io_name(call.value, several=outputs > 1)
+                bases.append(_io_name(call.value, several=outputs > 1))
             else:
                 short = call.op.rpartition("::")[2].strip("_") or call.op
-                base = f"{call.scope}/{short}" if call.scope else short
-            name, n = base, 1
-            while name in taken:
-                name, n = f"{base}_{n}", n + 1
-            taken.add(name)
+                bases.append(f"{call.scope}/{short}" if call.scope else short)
+        scopes = [c.scope for c in self.calls if c.op != _IO]
+        for call, name in zip(self.calls, unique_names(bases, scopes), strict=True):
             call.name = name
 
     def _scope_labels(self) -> dict[str, str]:
@@ -358,6 +358,24 @@ class _Folder:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def unique_names(bases: list[str], scopes: Iterable[str]) -> list[str]:
+    """Each base name made unique as TensorFlow numbers ops (``add``, ``add_1``), never taking
+    the name of a scope or of one of its ancestors: an op named like a scope would merge with
+    it in the hierarchy."""
+    taken: set[str] = set()
+    for scope in set(scopes):
+        parts = scope.split("/")
+        taken.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    names = []
+    for base in bases:
+        name, n = base, 1
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name)
+        names.append(name)
+    return names
 
 
 def _shape_of(node: Any) -> Any:

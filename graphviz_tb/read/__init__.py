@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, cast
 from ..errors import InputError, SelectionError
 from ..logged import Logged
 from ..options import LoadOptions
-from . import blobs, events, graphdef, keras, live, metagraph, profile, runmeta, savedmodel
+from . import blobs, events, graphdef, keras, live, metagraph, onnx, profile, runmeta, savedmodel
 from .base import CostSource, Discovery, GraphSource, StepRecord, TensorSpec
 from .detect import detect
 from .keras import LAYER_GRAPH_ONLY
@@ -48,7 +48,7 @@ _DEFAULT_OPTIONS = LoadOptions()
 _A_FORMAT = {"logdir": "a logdir", "events": "an event file", "savedmodel": "a SavedModel",
              "metagraph": "a MetaGraphDef", "graphdef": "a GraphDef",
              "keras-h5": "a legacy .h5 file (not loaded: loading it can run code)",
-             "keras-json": "a Keras config without weights"}
+             "keras-json": "a Keras config without weights", "onnx": "an ONNX model"}
 _MAX_LISTED = 12
 
 
@@ -87,6 +87,8 @@ def discover(path: str | os.PathLike[str], options: LoadOptions = _DEFAULT_OPTIO
     if fmt == "graphdef":
         graph = cast("GraphDef | None", detected.message)
         return graphdef.discover(path, text=detected.text, graph=graph)
+    if fmt == "onnx":
+        return onnx.discover(path)
     if fmt == "keras":
         return keras.discover_archive(path, options.step, options.batch_size)
     if fmt == "keras-h5":

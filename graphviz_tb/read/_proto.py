@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Iterator
 from typing import TypeVar
 
 from google.protobuf import text_format
@@ -26,6 +27,7 @@ __all__ = [
     "parse_binary",
     "parse_text",
     "read_bytes",
+    "wire_fields",
 ]
 
 M = TypeVar("M", bound=Message)
@@ -144,28 +146,42 @@ def field_counts(data: bytes) -> dict[int, int]:
     ValueError when ``data`` is not well-formed protobuf wire format.
     """
     counts: dict[int, int] = {}
-    position, end = 0, len(data)
-    while position < end:
-        key, position = _varint(data, position)
-        field, wire_type = key >> 3, key & 7
-        if wire_type == _VARINT:
-            _, position = _varint(data, position)
-        elif wire_type == _FIXED64:
-            position += 8
-        elif wire_type == _LEN:
-            length, position = _varint(data, position)
-            position += length
-        elif wire_type == _FIXED32:
-            position += 4
-        else:
-            raise ValueError(f"unsupported wire type {wire_type}")
-        if field == 0 or position > end:
-            raise ValueError("malformed protobuf")
+    for field, _, _ in wire_fields(data):
         counts[field] = counts.get(field, 0) + 1
     return counts
 
 
-def _varint(data: bytes, position: int) -> tuple[int, int]:
+def wire_fields(data: bytes | memoryview) -> Iterator[tuple[int, int, int | bytes | memoryview]]:
+    """The top-level fields of serialized protobuf ``data``, unparsed: ``(field number, wire
+    type, value)``, the value an int for numbers and the raw bytes of a length-delimited one
+    (a view into ``data`` when it is a memoryview: no copy of a model's embedded weights).
+
+    What a message is can then be told from the wire types of its fields (a field number is
+    a varint in one format and a nested message in another) without the protobuf class.
+    Raises ValueError when ``data`` is not well-formed protobuf wire format.
+    """
+    position, end = 0, len(data)
+    while position < end:
+        key, position = _varint(data, position)
+        field, wire_type = key >> 3, key & 7
+        value: int | bytes | memoryview
+        if wire_type == _VARINT:
+            value, position = _varint(data, position)
+        elif wire_type == _FIXED64:
+            value, position = 0, position + 8
+        elif wire_type == _LEN:
+            length, position = _varint(data, position)
+            value, position = data[position:position + length], position + length
+        elif wire_type == _FIXED32:
+            value, position = 0, position + 4
+        else:
+            raise ValueError(f"unsupported wire type {wire_type}")
+        if field == 0 or position > end:
+            raise ValueError("malformed protobuf")
+        yield field, wire_type, value
+
+
+def _varint(data: bytes | memoryview, position: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if position >= len(data) or shift > 63:

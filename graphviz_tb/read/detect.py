@@ -25,6 +25,7 @@ from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
 from ..errors import InputError, NoGraphError
 from ._proto import is_plausible_graph
+from .onnx import is_onnx_model
 from .savedmodel import SavedModel, find_saved_model_file
 from .tfrecord import is_tfrecord_header
 
@@ -68,7 +69,7 @@ class Detected:
         Which reader reads it: ``logdir`` (a directory of event files), ``savedmodel`` (a
         SavedModel directory or its saved_model.pb/.pbtxt), ``events`` (one event file),
         ``metagraph``, ``graphdef``, ``keras`` (a .keras archive), ``keras-h5`` or
-        ``keras-json`` (``model.to_json()`` output).
+        ``keras-json`` (``model.to_json()`` output), ``onnx`` (an ONNX ModelProto).
     text:
         The protobuf is in text format.
     message:
@@ -209,6 +210,8 @@ def _detect_binary(path: Path, name: str) -> Detected:
     if data.endswith(_CHECKPOINT_INDEX_MAGIC):
         raise InputError(f"{name} is a TensorFlow checkpoint index (weights, no graph); the "
                          "graph is in the .meta file next to it (or export a SavedModel)")
+    if is_onnx_model(data):  # before the trial parses: its bytes may decode as a GraphDef
+        return Detected("onnx")
     candidates = ["graphdef", "metagraph", "savedmodel"]
     if path.name.startswith("saved_model") or data[:1] == b"\x08":
         candidates = ["savedmodel", "graphdef", "metagraph"]
