@@ -324,23 +324,12 @@ def _light_models() -> list[Path]:
     return sorted(light.glob("light_*.onnx"))
 
 
-#: Where the default view of a flat graph (dataflow blocks, the grouping stage's) is not yet
-#: true: known, and failing loudly (strict) once it is.
-_NOT_YET = {
-    "light_densenet121": "the oracle stops at a box whose member has no parent (dataflow "
-                         "blocks of a flat graph)",
-    "light_inception_v1": "two boxes are titled '… Concat' and some edges run backwards "
-                          "(dataflow blocks of a flat graph)",
-}
-
-
 def _light_params() -> list[Any]:
     found = _light_models()
     if not found:
         return [pytest.param(None, id="none", marks=pytest.mark.skipif(
             not os.environ.get("CI"), reason="onnx is not installed"))]
-    return [pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(
-        strict=True, reason=_NOT_YET[p.stem])] if p.stem in _NOT_YET else []) for p in found]
+    return [pytest.param(p, id=p.stem) for p in found]
 
 
 @pytest.mark.parametrize("path", _light_params())

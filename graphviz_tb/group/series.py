@@ -156,12 +156,11 @@ def _settle_level(h: Hierarchy, templates: Templates, group: Group) -> None:
     which seldom needs templates); the rest of the children are left as they are.
     """
     minimum = h.series_min
-    children = group._children
-    if minimum is None or len(children) < minimum:
+    if minimum is None or len(group._children) < minimum:
         return
     made = _block_series(h, templates, group, minimum)
     named: dict[tuple[str, int], list[Group]] = defaultdict(list)
-    for m in children:
+    for m in group._children:  # as the block series left them: a block joins one series
         if isinstance(m, Group) and m.kind != "series":
             named[(split_number(m.label)[0], m.op_count)].append(m)
     candidates: dict[tuple[str, tuple[int, int]], list[Member]] = {}
