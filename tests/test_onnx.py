@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import pytest
 from conftest import write_with
 from picture import Picture, check_picture, ops_under, read_svg
@@ -354,6 +355,13 @@ def test_the_onnx_wheels_cnns_read_as_their_layers(path: Path) -> None:
     closed = [b for b in pic.boxes.values() if b.kind in ("op", "group") and not b.open]
     assert 8 <= len(closed) <= 80
     assert all(len(ops_under(h.lookup(b.name))) <= len(model.g) / 2 for b in closed)
+    # A series of alike blocks is a stretch of the dataflow: none sits on a loop of its
+    # parent's picture (Inception's blocks 2-10 in one series drew edges out to the pooling
+    # between them and back in).
+    for series in (g for g in h.all_groups() if g.kind == "series"):
+        siblings = nx.DiGraph(list(series.parent.edges))
+        assert not any(series in part and len(part) > 1
+                       for part in nx.strongly_connected_components(siblings)), series.name
 
 
 # ------------------------------------------------------------------ models nobody exported

@@ -174,8 +174,9 @@ def _settle_level(h: Hierarchy, templates: Templates, group: Group) -> None:
         return
     h.meetings().settle(h, group, [c for c in group._children if isinstance(
         c, Group) and c.kind == "series"])
-    if scope_series:
-        drop_looping_series(h, group)
+    # A block series too: alike blocks with another op between them (Inception's pooling)
+    # would be drawn as a loop through the series.
+    drop_looping_series(h, group)
     for series in group._children:
         if isinstance(series, Group) and series.kind == "series" and not series.op_count:
             inside = series._children
