@@ -1,0 +1,184 @@
+"""Every training step opens to its models: general rules, on a random zoo of steps.
+
+The named training steps (``test_training_steps.py``) read well; kinds nobody named did not
+(issue 42).  So the rules here are asserted on steps composed at random from the parts users
+combine (see ``zoo.py``: architectures, naming, optimizers, schedules, clipping, weight decay,
+mixed precision), each traced by TensorFlow, loaded through the public API and opened as the
+default view opens it.  A seed that breaks a rule is printed with its recipe: rerun it with
+``python tests/zoo.py SEED``-style code (``zoo.build(tf, keras, zoo.recipe(SEED))``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zoo
+
+import graphviz_tb
+from graphviz_tb.group.tree import Group, Hierarchy, Member
+from graphviz_tb.options import RenderOptions
+from graphviz_tb.view.opening import choose_picture
+
+pytestmark = [pytest.mark.tensorflow, pytest.mark.slow]
+
+#: The seeds CI runs (three of each architecture or more, chosen by nothing but their
+#: number; about three minutes on two cores).
+SEEDS = range(40)
+
+#: A numbered slice of a group too big for one layout.
+_SLICE = re.compile(r"\[\d+[–-]\d+ of \d+\]")
+
+
+class View:
+    """A step's default view, as the public API gives it: the hierarchy and what is open."""
+
+    def __init__(self, graph: graphviz_tb.Graph) -> None:
+        options = RenderOptions()
+        self.h: Hierarchy = graph.hierarchy(options)
+        self.open = choose_picture(self.h, options).expanded
+        self.total = self.h.root.op_count
+
+    def visible(self, m: Member) -> bool:
+        """Is ``m`` drawn (every group above it open)?"""
+        return all(a in self.open for a in m.ancestors())
+
+    def holder(self, m: Member) -> Member:
+        """The drawn box holding ``m`` (``m`` itself if drawn)."""
+        while not self.visible(m):
+            m = m.parent  # type: ignore[assignment]
+        return m
+
+    def closed_boxes(self, top: Group) -> list[Group]:
+        """The closed groups drawn inside ``top`` (an open group)."""
+        found, stack = [], [top]
+        while stack:
+            for c in stack.pop().children:
+                if isinstance(c, Group):
+                    (stack if c in self.open else found).append(c)
+        return found
+
+    def group_of(self, ops: list[str]) -> Group:
+        """The lowest group holding all these ops (a scope's ops: the scope's group)."""
+        members = [self.h.ops[n] for n in ops if n in self.h.ops]
+        paths = [list(reversed(list(m.ancestors()))) for m in members]
+        common: Group = self.h.root
+        for level in zip(*paths, strict=False):
+            if any(g is not level[0] for g in level):
+                break
+            common = level[0]
+        if len(members) == 1 and members[0].name in self.h.groups:
+            return self.h.groups[members[0].name]  # a call: the group of its body
+        return common
+
+
+def scope_ops(step: zoo.ZooStep, scope: str) -> list[str]:
+    return [n.name for n in step.graph_def.node if n.name.split("/", 1)[0] == scope]
+
+
+def broken_rules(step: zoo.ZooStep, view: View) -> list[str]:
+    """What the default view of ``step`` breaks, one line per rule and case, with figures."""
+    out: list[str] = []
+    h, total = view.h, view.total
+    optimizers = [view.group_of(ops) for ops in step.optimizers]
+    for opt in optimizers:
+        if opt is h.root:
+            out.append("optimizer: its ops have no box of their own")
+        elif opt in view.open:
+            out.append(f"optimizer: {opt.name!r} ({opt.op_count} ops) opened by default")
+    for model, calls in step.models.items():
+        groups = [view.group_of(scope_ops(step, c)) for c in calls]
+        for call, g in zip(calls, groups, strict=True):
+            if g is h.root or not view.visible(g) or g not in view.open:
+                where = "not drawn" if not view.visible(g) else "closed"
+                out.append(f"model opens: {model} call {call!r} ({g.name!r}, {g.op_count} "
+                           f"ops) {where}")
+                continue
+            big = [(b.name, b.op_count) for b in view.closed_boxes(g)
+                   if 2 * b.op_count > g.op_count]
+            if big:
+                out.append(f"model parts: {call!r} ({g.op_count} ops) has parts holding "
+                           f"over half: {big}")
+        if len(calls) > 1:
+            holders = [view.holder(g) for g in groups]
+            if len(set(holders)) < len(holders):
+                out.append(f"calls apart: {model}'s calls {calls} are drawn in one box "
+                           f"{holders[0].name!r}")
+            elif any(b not in h.templates.alike(groups[0]) for b in groups[1:]):
+                out.append(f"calls alike: {model}'s calls {[g.name for g in groups]} are "
+                           f"coloured apart ({[g.op_count for g in groups]} ops)")
+    for g in view.closed_boxes(h.root):
+        if 2 * g.op_count > total and view.visible(g) and not any(
+                o is g or o in g.ancestors() for o in optimizers if o is not h.root):
+            out.append(f"no big box: {g.name!r} closed with {g.op_count} of {total} ops")
+    slices = sorted(g.name for g in h.groups.values()
+                    if g.kind == "section" or _SLICE.search(g.label))
+    if slices:
+        out.append(f"no slices: {len(slices)} numbered slices, {slices[:2]}")
+    for loss in step.losses:
+        g = h.groups.get(loss)
+        if g is None or not view.visible(g):
+            holder = view.holder(g or view.group_of(scope_ops(step, loss)))
+            out.append(f"loss box: {loss!r} is inside the box {holder.name!r}")
+    return out
+
+
+def _rule(line: str) -> str:
+    return line.split(":", 1)[0]
+
+
+#: The rules every zoo step keeps today (see :func:`broken_rules` for each one's test).
+#: The others are issue 42's, still broken on some kinds (GANs, mixed precision, RNNs,
+#: encoder-decoder pairs): each joins this list once it holds on every seed.
+KEPT = ("model parts", "no big box")
+
+
+def _step_and_view(tf: Any, tmp_path: Path, seed: int) -> tuple[zoo.ZooStep, View]:
+    import keras
+
+    step = zoo.build(tf, keras, zoo.recipe(seed))
+    path = tmp_path / "step.pb"
+    path.write_bytes(step.graph_def.SerializeToString())
+    return step, View(graphviz_tb.load(path))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_zoo_step_opens_to_its_models(tf: Any, tmp_path: Path, seed: int) -> None:
+    step, view = _step_and_view(tf, tmp_path, seed)
+    broken = [line for line in broken_rules(step, view) if _rule(line) in KEPT]
+    assert broken == [], f"{step.recipe}: {broken}"
+
+
+def test_every_rule_can_fail(tf: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                             ) -> None:
+    """Each rule reports a view that breaks it: a GAN's step (two discriminator calls, three
+    losses, two optimizers) drawn as TensorBoard draws it (only the root open), then with
+    the optimizer open, a part as big as the model, both calls in one box, a slice."""
+    step, view = _step_and_view(tf, tmp_path, 5)
+    h = view.h
+    assert zoo.recipe(5).arch == "gan"
+    view.open = frozenset({h.root})
+    assert {"model opens", "loss box"} <= {_rule(line) for line in broken_rules(step, view)}
+    optimizer = view.group_of(step.optimizers[0])
+    view.open = frozenset({h.root, optimizer})
+    assert "optimizer" in {_rule(line) for line in broken_rules(step, view)}
+    generator = view.group_of(scope_ops(step, step.models["generator"][0]))
+    view.open = frozenset({h.root, generator})
+    part = max(view.closed_boxes(generator), key=lambda g: g.op_count)
+    part.op_count = generator.op_count
+    assert "model parts" in {_rule(line) for line in broken_rules(step, view)}
+    part.op_count = h.root.op_count
+    assert "no big box" in {_rule(line) for line in broken_rules(step, view)}
+    calls = [view.group_of(scope_ops(step, c)) for c in step.models["discriminator"]]
+    both = Group("both calls", h, h.root, 1)
+    for call in calls:
+        call.parent = both
+    assert "calls apart" in {_rule(line) for line in broken_rules(step, view)}
+    calls[1].parent = h.root
+    monkeypatch.setattr(h.templates, "alike", lambda g: [g])
+    assert "calls alike" in {_rule(line) for line in broken_rules(step, view)}
+    h.groups["both calls"] = both
+    both.kind = "section"
+    assert "no slices" in {_rule(line) for line in broken_rules(step, view)}
