@@ -10,7 +10,11 @@ default view opens it.  A seed that breaks a rule is printed with its recipe: re
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +186,25 @@ def test_every_rule_can_fail(tf: Any, tmp_path: Path, monkeypatch: pytest.Monkey
     h.groups["both calls"] = both
     both.kind = "section"
     assert "no slices" in {_rule(line) for line in broken_rules(step, view)}
+
+
+def test_a_trace_in_a_busy_process_opens_to_its_step(tmp_path: Path) -> None:
+    """``trace_export`` in a process that made other things first records a graph per eager
+    op run while tracing (here 15, thousands in a notebook).  Merged as ``graph_1`` ...
+    ``graph_15``, they were 14 closed top-level boxes beside the step, sorted as text
+    (``graph_1, graph_10, graph_11``), the step's ``graph_15`` last.  The step is now named
+    after the trace's tag and opens to its model; the small graphs fold into one box."""
+    script = ("import json, tensorflow, keras, training_steps; print(json.dumps("
+              "training_steps.traced_step_logdir(tensorflow, keras, "
+              f"{str(tmp_path / 'logs')!r}, busy=True)))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).parent,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    model, optimizer = json.loads(done.stdout.strip().splitlines()[-1])
+    view = View(graphviz_tb.load(tmp_path / "logs"))
+    h = view.h
+    tops = sorted(c.name for c in h.root.children)
+    assert "train_step" in tops and len(tops) <= 4, tops
+    assert not [t for t in tops if re.fullmatch(r"graph_\d+", t)], tops
+    assert h.groups[f"train_step/{model}"] in view.open
+    assert h.groups[f"train_step/{optimizer}"] not in view.open
