@@ -239,3 +239,32 @@ def test_a_trace_in_a_busy_process_opens_to_its_step(tmp_path: Path) -> None:
     assert not [t for t in tops if re.fullmatch(r"graph_\d+", t)], tops
     assert h.groups[f"train_step/{model}"] in view.open
     assert h.groups[f"train_step/{optimizer}"] not in view.open
+
+
+def test_mobilenet_v3_with_clipping_a_schedule_and_weight_decay_opens_its_model(
+        tf: Any, tmp_path: Path) -> None:
+    """Issue 42's named case (at 96 px, the graph is the same): SGD with a cosine schedule,
+    global-norm clipping and weight decay.  The optimizer's step counter (``Const``,
+    ``Cast``, ``Add``, ``AssignVariableOp``) stood loose at the top, so the model (2,254
+    ops, 32 parts) no longer fit the first picture's budget and nothing opened: 9 boxes.
+    The counter is the optimizer's now, and the model opens."""
+    import keras
+    import training_steps as steps
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+    model = keras.applications.MobileNetV3Large(weights=None, input_shape=(96, 96, 3),
+                                                classifier_activation=None)
+    opt = keras.optimizers.SGD(keras.optimizers.schedules.CosineDecay(0.01, 1000),
+                               global_clipnorm=1.0, weight_decay=1e-4)
+    concrete = steps.train_step(tf, keras, model, opt).get_concrete_function(
+        tf.TensorSpec([None, 96, 96, 3], tf.float32, name="images"),
+        tf.TensorSpec([None], tf.int32, name="labels"))
+    path = tmp_path / "step.pb"
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    view = View(graphviz_tb.load(path))
+    (parts,) = view.h.training.values()
+    assert parts.model is not None and parts.model.name.startswith(model.name)
+    assert parts.model in view.open and parts.optimizer not in view.open
+    assert [g.name for g in view.h.groups.values() if g.kind == "section"] == []
+    assert not [c.name for c in view.h.root.children if c.label.startswith("AssignVariable")]
