@@ -16,6 +16,7 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 from graphviz_tb.errors import CorruptRecordError, InputError, NoGraphError
 from graphviz_tb.options import LoadOptions
 from graphviz_tb.read import discover, select
+from graphviz_tb.read.payloads import graph_scopes
 from graphviz_tb.read.tfrecord import iter_records
 
 
@@ -70,10 +71,14 @@ def test_tf2_trace_export(reader_trace):
     graph = source.load()
     assert len(graph.node) == sum(reader_trace.nodes)
     # One function graph per traced call (and per eager op run while tracing), each merged
-    # under its own scope.
+    # under its own scope: the biggest under the trace's tag, the others as big numbered
+    # after it, the small ones folded into one scope (see graph_scopes).
     count = len(reader_trace.nodes)
     assert count >= 2
-    assert {n.name.split("/")[0] for n in graph.node} == {f"graph_{i}" for i in range(1, count + 1)}
+    scopes = graph_scopes(reader_trace.nodes, "step_trace")
+    assert len(set(scopes)) == count and "step_trace" in scopes
+    assert sum(n.name.startswith("step_trace/") for n in graph.node) == max(reader_trace.nodes)
+    assert all(n.name.startswith(tuple(f"{s}/" for s in scopes)) for n in graph.node)
     assert any(n.name.endswith("layer/MatMul") for n in graph.node)
     names = {n.name for n in graph.node}
     for node in graph.node:

@@ -113,10 +113,15 @@ def transformer_step(tf: Any, keras: Any, layers: int = 4, width: int = 32
     return (graph_def, *scopes(graph_def, model.name))
 
 
-def traced_step_logdir(tf: Any, keras: Any, logdir: Path | str) -> tuple[str, str]:
+def traced_step_logdir(tf: Any, keras: Any, logdir: Path | str, busy: bool = False
+                       ) -> tuple[str, str]:
     """A small CNN's training step run under ``tf.summary.trace_on`` and written to a logdir
     by ``trace_export``, as the TensorBoard tutorial shows; returns the scopes of its model and
-    optimizer."""
+    optimizer.  ``busy``: as in a process that ran another model first, with the optimizer's
+    slots made during the trace, so the trace records their eager graphs too."""
+    if busy:
+        other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+        other(tf.zeros([1, 4]))
     keras.backend.clear_session()
     keras.utils.set_random_seed(1)
     model = keras.Sequential([
@@ -128,7 +133,8 @@ def traced_step_logdir(tf: Any, keras: Any, logdir: Path | str) -> tuple[str, st
     # The optimizer's slots are made before tracing, as a training loop has them after its
     # first step: made during the trace, in a process that did other Keras work, each of
     # their eager initialisations was exported as a graph of its own (4,779 of them).
-    opt.build(model.trainable_variables)
+    if not busy:
+        opt.build(model.trainable_variables)
     step = train_step(tf, keras, model, opt)
     writer = tf.summary.create_file_writer(str(logdir))
     images, labels = tf.zeros([2, 28, 28, 1]), tf.constant([1, 2])

@@ -163,6 +163,12 @@ def _split_by_prefix(h: Hierarchy, group: Group, prefix: str = "") -> None:
 
 
 def prefix_groups(h: Hierarchy) -> None:
+    """Split groups of many flat names by shared prefix (see :func:`_split_by_prefix`), but
+    not a training step's top level: its children are the step's parts, named by the user's
+    code (each call of a model, each loss call, each optimizer), and a prefix box would
+    hide them (a GAN's two discriminator calls in one box ``discriminator``, its three
+    losses in one box ``binary``)."""
     for group in list(h._raw_groups()):
-        if group.kind != "prefix" and len(group._children) > PREFIX_SPLIT_THRESHOLD:
+        if group.kind != "prefix" and len(group._children) > PREFIX_SPLIT_THRESHOLD \
+                and group not in h.training:
             _split_by_prefix(h, group)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from typing import cast
 
+from ..model.graph import CONTROL
 from .aside import BOOKKEEPING_NAMES
 from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
 from .partition import ChildGraph, strong_components, topological_order
@@ -151,15 +153,20 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     graph = ChildGraph(len(kids), sorted(edges))
     component = strong_components(graph)
     rank = [-c for c in component]  # Tarjan numbers sinks first: a -> b means rank a < rank b
-    named = _named_captures(h, kids)
-    loose = [i for i, c in enumerate(kids)
-             if _loose(h, c) and (i in named or not _anchored(h, kids[i]))]
-    if grads is None:
-        loose = [i for i in loose if _captured(h, kids[i]) or i in named]
     target = [isinstance(c, Group) and not _loose(h, c) and not is_bookkeeping(c.label)
               for c in kids]
-    optimizer = max((j for j in from_grads if target[j] and j != g_index),
-                    key=lambda j: (from_grads[j], kids[j].name), default=None)
+    models, optimizers = _parts(h, kids, grads, target, _fed(h, kids, graph, g_index)) \
+        if grads is not None else ([], [])
+    for j in optimizers:  # a loss-scaling optimizer updates inside a call (``cond``)
+        target[j] = True
+    named = _named_captures(h, kids)
+    loose = [i for i, c in enumerate(kids) if i not in optimizers
+             and _loose(h, c) and (i in named or not _anchored(h, kids[i]))]
+    if grads is None:
+        loose = [i for i in loose if _captured(h, kids[i]) or i in named]
+    optimizer = optimizers[0] if optimizers else max(
+        (j for j in from_grads if target[j] and j != g_index),
+        key=lambda j: (from_grads[j], kids[j].name), default=None)
     size = [0] * len(kids)
     for i in where.values():
         size[i] += 1
@@ -198,25 +205,63 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     for i, j in named.items():  # the name says whose: it beats the dataflow's guess
         home[i] = j
     if optimizer is not None and grads is not None:
-        # The model is what the gradients mirror (``gradient_tape/<model>``) and what reads
-        # variables (the loss is mirrored too, and may outweigh a small model), the largest
-        # such part; else the largest part.
-        reads = [0] * len(kids)
-        nodes = h.model.g.node_data
-        for u, i in where.items():
-            reads[i] += nodes[u]["op"] == "ReadVariableOp"
-        model = max((j for j in range(len(kids)) if target[j] and j not in (g_index, optimizer)),
-                    key=lambda j: (f"{grads.name}/{kids[j].label}" in h.groups, reads[j] > 0,
-                                   size[j], kids[j].name), default=None)
+        # The main model is the largest of the models (see :func:`_parts`); else the largest
+        # part the gradients mirror, else the largest part.
+        model = max(models or (j for j in range(len(kids)) if target[j]
+                               and j not in (g_index, optimizer)),
+                    key=lambda j: (f"{grads.name}/{kids[j].label}" in h.groups, size[j],
+                                   kids[j].name), default=None)
+        groups = cast("list[Group]", kids)  # the parts are groups (``target``)
         h.training[container] = TrainingParts(
-            grads, kids[optimizer], None if model is None else kids[model]  # type: ignore[arg-type]
-        )
+            grads, groups[optimizer], None if model is None else groups[model],
+            tuple(groups[j] for j in sorted(models, key=lambda j: (j != model, kids[j].name))),
+            tuple(groups[j] for j in optimizers))
     moved = [i for i in order if home[i] != i]
     if not moved:
         return
     _place(h, kids, moved, home, where)
     gone = {id(kids[i]) for i in moved}
     container._children = [c for c in kids if id(c) not in gone]
+
+
+def _fed(h: Hierarchy, kids: list[Member], graph: ChildGraph, start: int) -> set[int]:
+    """The children that ``start`` feeds, directly or through loose ops (a GAN's gradient
+    sums ``AddN`` add the gradients of a model's two calls at the top level)."""
+    found: set[int] = set()
+    stack = [start]
+    while stack:
+        for j in graph.succ[stack.pop()]:
+            if j not in found:
+                found.add(j)
+                if _loose(h, kids[j]):
+                    stack.append(j)
+    return found
+
+
+def _parts(h: Hierarchy, kids: list[Member], grads: Group, target: list[bool],
+           fed: set[int]) -> tuple[list[int], list[int]]:
+    """The models and the optimizers among a training step's children (indices).
+
+    A model is what the gradients mirror (``gradient_tape/<model>``) and what reads
+    variables (the loss is mirrored too, and may outweigh a small model): every one of them,
+    a GAN's generator and both calls of its discriminator, an encoder and its decoder.  An
+    optimizer is what else writes variables and takes the gradients (``fed``), most writes
+    first: a scope (``adam``, a GAN's ``adam_1``), or the call a loss-scaling optimizer
+    updates in (``cond``).  How many edges the gradients send does not say which: they send
+    a recurrent model's loops more than the optimizer."""
+    nodes = h.model.g.node_data
+    reads, writes = [0] * len(kids), [0] * len(kids)
+    for u, i in child_index(kids).items():
+        kind = nodes[u]["op"]
+        reads[i] += kind == "ReadVariableOp"
+        writes[i] += kind in _VARIABLE_WRITES or kind.startswith("ResourceApply")
+    models = [j for j, c in enumerate(kids) if target[j] and c is not grads and reads[j]
+              and f"{grads.name}/{c.label}" in h.groups]
+    calls = [isinstance(c, Group) and c.kind == "function" and not is_bookkeeping(c.label)
+             for c in kids]
+    optimizers = [j for j, c in enumerate(kids) if (target[j] or calls[j]) and writes[j]
+                  and c is not grads and j not in models and j in fed]
+    return models, sorted(optimizers, key=lambda j: (-writes[j], kids[j].name))
 
 
 def _named_captures(h: Hierarchy, kids: list[Member]) -> dict[int, int]:
@@ -316,7 +361,8 @@ def _mirror(h: Hierarchy, gradients: Group, scope: Group) -> Group | None:
 
 
 def fold_metrics(h: Hierarchy) -> None:
-    """A training step's loose ops that update metrics go into one group, ``metrics``.
+    """A training step's loose ops that update metrics go into one group, ``metrics``; those
+    that count the optimizer's steps go into the optimizer.
 
     What Keras 3's ``fit`` runs tracks the loss and the compiled metrics with ops named at the
     step's top level (``Sum``, ``Cast_2``, ``AssignVariableOp_1``, ``div_no_nan``): a few dozen
@@ -324,12 +370,20 @@ def fold_metrics(h: Hierarchy) -> None:
     first picture's budget.  Whatever :func:`adopt_loose_ops` left loose in a step, other than
     its inputs and results, is that bookkeeping when one of its ops writes a variable; it is
     folded into one invented group (kind ``metrics``), which the convexity repair dissolves
-    again should it lie on a loop.
+    again should it lie on a loop.  An optimizer's step counter is incremented there too
+    (``Const`` → ``Cast`` → ``Add`` → ``AssignVariableOp``, once per optimizer: a GAN's two
+    made eight loose boxes); it is no metric, and joins the optimizer that reads it.
     """
     nodes = h.model.g.node_data
     for container, parts in list(h.training.items()):
         kids = container._children
-        loose = _without_optimizer_state(h, _downstream_loose(h, kids), parts.optimizer)
+        downstream = _downstream_loose(h, kids)
+        state = _optimizer_state(h, downstream, parts.optimizers or (parts.optimizer,))
+        for member, optimizer in state.items():
+            member.parent = optimizer
+            optimizer._children.append(member)
+        loose = [c for c in downstream if c not in state]
+        kids = container._children = [c for c in kids if c not in state]
         if len(loose) < 2 or not any(nodes[op.name]["op"] in _VARIABLE_WRITES
                                      for c in loose for op in _unit_ops(c)):
             continue
@@ -343,28 +397,33 @@ def fold_metrics(h: Hierarchy) -> None:
         container._children = [c for c in kids if id(c) not in gone] + [group]
 
 
-def _without_optimizer_state(h: Hierarchy, loose: list[Member], optimizer: Group
-                             ) -> list[Member]:
-    """``loose`` less the writes of variables the optimizer reads (its step counter, which a
-    step increments at its top level: no metric) and what feeds only them.  What is left
-    still feeds nothing outside it but results: the writes removed feed only those."""
+def _optimizer_state(h: Hierarchy, loose: list[Member], optimizers: tuple[Group, ...]
+                     ) -> dict[Member, Group]:
+    """The members of ``loose`` that write a variable an optimizer reads (its step counter),
+    and what feeds only them -> that optimizer.  What is left of ``loose`` still feeds nothing
+    outside it but results: the writes taken feed only those."""
     model, nodes, succ = h.model, h.model.g.node_data, h.model.g.succ
-    inside = {m.name for m in op_members(optimizer)}
+    owner = {m.name: optimizer for optimizer in optimizers for m in op_members(optimizer)}
     ops = {op.name: c for c in loose for op in _unit_ops(c)}
-    gone = {c for name, c in ops.items() if nodes[name]["op"] in _VARIABLE_WRITES and (
-        (handle := model.input_tensor(name)) is not None
-        and any(v in inside for v in succ[handle[0]]))}
-    changed = bool(gone)
-    while changed:  # what feeds only what is gone goes too
+    state: dict[Member, Group] = {}
+    for name, c in ops.items():
+        handle = model.input_tensor(name) if nodes[name]["op"] in _VARIABLE_WRITES else None
+        readers = sorted({owner[v].name: owner[v] for v in succ[handle[0]] if v in owner}.items()
+                         ) if handle is not None else []
+        if readers:
+            state.setdefault(c, readers[0][1])
+    changed = bool(state)
+    while changed:  # what feeds data only to what is taken goes with it
         changed = False
         for c in loose:
-            if c in gone:
+            if c in state:
                 continue
-            fed = {ops[v] for op in _unit_ops(c) for v in succ[op.name] if v in ops} - {c}
-            if fed and fed <= gone:
-                gone.add(c)
+            fed = {ops[v] for op in _unit_ops(c) for v, keys in succ[op.name].items()
+                   if v in ops and any(d["kind"] != CONTROL for d in keys.values())} - {c}
+            if fed and fed <= state.keys():
+                state[c] = min((state[f] for f in fed), key=lambda g: g.name)
                 changed = True
-    return [c for c in loose if c not in gone]
+    return state
 
 
 def _downstream_loose(h: Hierarchy, kids: list[Member]) -> list[Member]:

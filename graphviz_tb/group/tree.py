@@ -160,11 +160,15 @@ class Group(Member):
 
 class TrainingParts(NamedTuple):
     """What a reader sees in a TF2 training step: the model, its gradients (``gradient_tape``,
-    mirroring the model) and the optimizer's updates."""
+    mirroring the model) and the optimizer's updates.  A step may train several models with
+    several optimizers (a GAN's generator and discriminator, the discriminator called twice):
+    ``models`` and ``optimizers`` list them all, ``model`` and ``optimizer`` first."""
 
     gradients: Group
     optimizer: Group
     model: Group | None
+    models: tuple[Group, ...] = ()
+    optimizers: tuple[Group, ...] = ()
 
 
 class Hierarchy:

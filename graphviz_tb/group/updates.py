@@ -25,14 +25,10 @@ invented, never passed off as a scope of the user's.
 from __future__ import annotations
 
 from functools import reduce
-from typing import TYPE_CHECKING
 
 from ..model.graph import CONTROL
 from .partition import ChildGraph, topological_order
 from .tree import Group, Hierarchy, Member, OpNode, op_members
-
-if TYPE_CHECKING:
-    from .tree import TrainingParts
 
 __all__ = ["UPDATE_KIND", "mirror_updates"]
 
@@ -52,7 +48,8 @@ def mirror_updates(h: Hierarchy) -> None:
     """Group each training step's optimizer by the layer and variable each of its ops
     updates (see the module docstring); a no-op where it writes fewer than two layers."""
     for parts in list(h.training.values()):
-        _mirror(h, parts)
+        for optimizer in parts.optimizers or (parts.optimizer,):
+            _mirror(h, optimizer)
 
 
 def _layer(h: Hierarchy, op: OpNode) -> str:
@@ -129,10 +126,9 @@ def _labels(h: Hierarchy, optimizer: Group) -> dict[str, Serves]:
     return dict(zip(ops, label, strict=True))
 
 
-def _mirror(h: Hierarchy, parts: TrainingParts) -> None:
+def _mirror(h: Hierarchy, optimizer: Group) -> None:
     """Move the optimizer's children that serve one variable (or one layer) into its update
     group, splitting TensorFlow's one-op scopes that mix them with shared ops."""
-    optimizer = parts.optimizer
     label = _labels(h, optimizer)
     homes: dict[tuple[str, str | None], list[Member]] = {}
     kept: list[Member] = []

@@ -16,6 +16,7 @@ and each source's ``load()`` reads the bytes again and parses only then.  The ki
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -31,7 +32,7 @@ from .base import CostSource, GraphSource, StepRecord
 from .keras_config import ConfigError, to_graph_def
 from .runmeta import has_step_stats, step_record
 
-__all__ = ["KINDS", "Payload", "merge_graphs", "sources"]
+__all__ = ["KINDS", "Payload", "graph_scopes", "merge_graphs", "sources"]
 
 #: The kinds of value that hold a graph or costs.
 KINDS = ("graph_def", "meta_graph_def", "tagged_run_metadata", "trace", "keras")
@@ -113,7 +114,7 @@ def _graph(payload: Payload, index: int | None) -> GraphDef:
             return _keras_graph(data, where)
         else:
             graphs = _run_metadata_graphs(RunMetadata.FromString(data))
-            graph = merge_graphs(graphs) if index is None else graphs[index]
+            graph = merge_graphs(graphs, payload.tag) if index is None else graphs[index]
     except DecodeError:
         raise InputError(f"{where}: its {kind} does not decode as a graph") from None
     return check_has_ops(graph, where)
@@ -139,21 +140,57 @@ def _run_metadata_graphs(run_metadata: RunMetadata) -> list[GraphDef]:
     return list(run_metadata.partition_graphs)
 
 
-def merge_graphs(graphs: list[GraphDef]) -> GraphDef:
-    """Merge several graphs into one, each under its own ``graph_<i>/`` scope.
+#: A traced graph with fewer ops than this share of the biggest one's is folded (see
+#: :func:`merge_graphs`).
+SMALL_GRAPH_SHARE = 1 / 10
+#: What a name made from a tag may hold: a scope name's characters.
+_NOT_SCOPE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
-    A trace records one graph per traced call; merged, they draw as one picture with a group
-    per call, as TensorBoard shows them.  Functions are shared by name.
+
+def graph_scopes(sizes: list[int], tag: str = "") -> list[str]:
+    """The scope each of a trace's graphs is merged under, given their sizes in ops.
+
+    A trace records one graph per function the runtime ran while it was on: the traced call,
+    and in a process that had made other things first, every eager op run for it (creating
+    and checking variables: thousands of one-op graphs).  The biggest graph is the call the
+    user traced, named after the trace's ``tag`` (``train_step``); others as big (a tenth
+    of it or more) follow as ``tag_2`` ..., and the small ones fold into ``tag_other``, each
+    numbered in trace order with zeros in front, so they sort in that order (``graph_0007``).
+
+    >>> graph_scopes([3, 229, 28, 3], "train_step")
+    ['train_step_other/graph_1', 'train_step', 'train_step_2', 'train_step_other/graph_4']
+    """
+    stem = _NOT_SCOPE.sub("_", tag).strip("_") or "graph"
+    biggest = max(range(len(sizes)), key=lambda i: (sizes[i], -i))
+    width = len(str(len(sizes)))
+    names, big = [], 1
+    for i, size in enumerate(sizes):
+        if i == biggest:
+            names.append(stem)
+        elif size >= SMALL_GRAPH_SHARE * sizes[biggest]:
+            big += 1
+            names.append(f"{stem}_{big}")
+        else:
+            names.append(f"{stem}_other/graph_{i + 1:0{width}d}")
+    return names
+
+
+def merge_graphs(graphs: list[GraphDef], tag: str = "") -> GraphDef:
+    """Merge a trace's graphs into one, each under its own scope (see :func:`graph_scopes`).
+
+    Merged, they draw as one picture with a group per traced call, the small graphs of eager
+    ops folded into one.  Functions are shared by name.
     """
     if len(graphs) == 1:
         return graphs[0]
+    scopes = graph_scopes([len(graph.node) for graph in graphs], tag)
     merged = GraphDef()
     if graphs:
         merged.versions.CopyFrom(graphs[0].versions)
     functions: set[str] = set()
     gradients: set[str] = set()
-    for number, graph in enumerate(graphs, start=1):
-        prefix = f"graph_{number}/"
+    for scope, graph in zip(scopes, graphs, strict=True):
+        prefix = f"{scope}/"
         for node in graph.node:
             copy = merged.node.add()
             copy.CopyFrom(node)

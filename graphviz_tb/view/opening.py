@@ -144,8 +144,8 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     measure = weight or (lambda g: g.op_count)
     parts = h.training.values() if weight is None else ()
     gradients = {p.gradients for p in parts}
-    optimizers = {p.optimizer for p in parts}
-    models = {p.model for p in parts}
+    optimizers = {o for p in parts for o in p.optimizers or (p.optimizer,)}
+    models = {m for p in parts for m in p.models or (p.model,)}
 
     def offer(group: Group, late: bool) -> None:
         if group.depth >= AUTO_DEPTH:

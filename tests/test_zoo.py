@@ -1,0 +1,270 @@
+"""Every training step opens to its models: general rules, on a random zoo of steps.
+
+The named training steps (``test_training_steps.py``) read well; kinds nobody named did not
+(issue 42).  So the rules here are asserted on steps composed at random from the parts users
+combine (see ``zoo.py``: architectures, naming, optimizers, schedules, clipping, weight decay,
+mixed precision), each traced by TensorFlow, loaded through the public API and opened as the
+default view opens it.  A seed that breaks a rule is printed with its recipe: rerun it with
+``python tests/zoo.py SEED``-style code (``zoo.build(tf, keras, zoo.recipe(SEED))``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zoo
+
+import graphviz_tb
+from graphviz_tb.group.tree import Group, Hierarchy, Member
+from graphviz_tb.options import RenderOptions
+from graphviz_tb.view.opening import choose_picture
+
+pytestmark = [pytest.mark.tensorflow, pytest.mark.slow]
+
+#: The seeds CI runs (three of each architecture or more, chosen by nothing but their
+#: number; about three minutes on two cores).
+SEEDS = range(40)
+
+#: A numbered slice of a group too big for one layout.
+_SLICE = re.compile(r"\[\d+[–-]\d+ of \d+\]")
+
+
+class View:
+    """A step's default view, as the public API gives it: the hierarchy and what is open."""
+
+    def __init__(self, graph: graphviz_tb.Graph) -> None:
+        options = RenderOptions()
+        self.h: Hierarchy = graph.hierarchy(options)
+        self.open = choose_picture(self.h, options).expanded
+        self.total = self.h.root.op_count
+
+    def visible(self, m: Member) -> bool:
+        """Is ``m`` drawn (every group above it open)?"""
+        return all(a in self.open for a in m.ancestors())
+
+    def holder(self, m: Member) -> Member:
+        """The drawn box holding ``m`` (``m`` itself if drawn)."""
+        while not self.visible(m):
+            m = m.parent  # type: ignore[assignment]
+        return m
+
+    def closed_boxes(self, top: Group) -> list[Group]:
+        """The closed groups drawn inside ``top`` (an open group)."""
+        found, stack = [], [top]
+        while stack:
+            for c in stack.pop().children:
+                if isinstance(c, Group):
+                    (stack if c in self.open else found).append(c)
+        return found
+
+    def group_of(self, ops: list[str]) -> Group:
+        """The lowest group holding all these ops (a scope's ops: the scope's group)."""
+        members = [self.h.ops[n] for n in ops if n in self.h.ops]
+        paths = [list(reversed(list(m.ancestors()))) for m in members]
+        common: Group = self.h.root
+        for level in zip(*paths, strict=False):
+            if any(g is not level[0] for g in level):
+                break
+            common = level[0]
+        if len(members) == 1 and members[0].name in self.h.groups:
+            return self.h.groups[members[0].name]  # a call: the group of its body
+        return common
+
+
+def scope_ops(step: zoo.ZooStep, scope: str) -> list[str]:
+    return [n.name for n in step.graph_def.node if n.name.split("/", 1)[0] == scope]
+
+
+def broken_rules(step: zoo.ZooStep, view: View) -> list[str]:
+    """What the default view of ``step`` breaks, one line per rule and case, with figures."""
+    out: list[str] = []
+    h, total = view.h, view.total
+    optimizers = [view.group_of(ops) for ops in step.optimizers]
+    for opt in optimizers:
+        if opt is h.root:
+            out.append("optimizer: its ops have no box of their own")
+        elif opt in view.open:
+            out.append(f"optimizer: {opt.name!r} ({opt.op_count} ops) opened by default")
+    for model, calls in step.models.items():
+        groups = [view.group_of(scope_ops(step, c)) for c in calls]
+        for call, g in zip(calls, groups, strict=True):
+            if g is h.root or not view.visible(g) or g not in view.open:
+                where = "not drawn" if not view.visible(g) else "closed"
+                out.append(f"model opens: {model} call {call!r} ({g.name!r}, {g.op_count} "
+                           f"ops) {where}")
+                continue
+            big = [(b.name, b.op_count) for b in view.closed_boxes(g)
+                   if 2 * b.op_count > g.op_count]
+            if big:
+                out.append(f"model parts: {call!r} ({g.op_count} ops) has parts holding "
+                           f"over half: {big}")
+        if len(calls) > 1:
+            holders = [view.holder(g) for g in groups]
+            if len(set(holders)) < len(holders):
+                out.append(f"calls apart: {model}'s calls {calls} are drawn in one box "
+                           f"{holders[0].name!r}")
+            elif any(b not in h.templates.alike(groups[0]) for b in groups[1:]):
+                out.append(f"calls alike: {model}'s calls {[g.name for g in groups]} are "
+                           f"coloured apart ({[g.op_count for g in groups]} ops)")
+    for g in view.closed_boxes(h.root):
+        if 2 * g.op_count > total and view.visible(g) and not any(
+                o is g or o in g.ancestors() for o in optimizers if o is not h.root):
+            out.append(f"no big box: {g.name!r} closed with {g.op_count} of {total} ops")
+    slices = sorted(g.name for g in h.groups.values()
+                    if g.kind == "section" or _SLICE.search(g.label))
+    if slices:
+        out.append(f"no slices: {len(slices)} numbered slices, {slices[:2]}")
+    for loss in step.losses:
+        g = h.groups.get(loss)
+        if g is None or not view.visible(g):
+            holder = view.holder(g or view.group_of(scope_ops(step, loss)))
+            out.append(f"loss box: {loss!r} is inside the box {holder.name!r}")
+    return out
+
+
+def _rule(line: str) -> str:
+    return line.split(":", 1)[0]
+
+
+#: The rules every zoo step keeps (see :func:`broken_rules` for each one's test).  Two of
+#: issue 42's are still broken on some kinds: a GAN's two discriminator calls are coloured
+#: apart (the first holds the variables' handles), and the optimizer inside a loss-scaling
+#: ``cond`` is cut into numbered slices when opened; each joins this list once it holds on
+#: every seed.
+KEPT = ("optimizer", "model opens", "model parts", "calls apart", "no big box", "loss box")
+
+
+def _step_and_view(tf: Any, tmp_path: Path, seed: int) -> tuple[zoo.ZooStep, View]:
+    import keras
+
+    step = zoo.build(tf, keras, zoo.recipe(seed))
+    path = tmp_path / "step.pb"
+    path.write_bytes(step.graph_def.SerializeToString())
+    return step, View(graphviz_tb.load(path))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_zoo_step_opens_to_its_models(tf: Any, tmp_path: Path, seed: int) -> None:
+    step, view = _step_and_view(tf, tmp_path, seed)
+    broken = [line for line in broken_rules(step, view) if _rule(line) in KEPT]
+    assert broken == [], f"{step.recipe}: {broken}"
+
+
+@pytest.mark.parametrize(("seed", "models", "optimizers"), [
+    (5, ["generator_1", "discriminator_1", "discriminator_3"], ["adagrad", "adagrad_1"]),
+    (9, ["decoder_1", "encoder_1"], ["cond"]),
+    (36, ["functional_1"], ["sgd_1"]),
+], ids=["gan", "mixed-precision-autoencoder", "bidirectional-gru"])
+def test_a_steps_parts_are_its_models_and_optimizers(tf: Any, tmp_path: Path, seed: int,
+                                                     models: list[str],
+                                                     optimizers: list[str]) -> None:
+    """A GAN trains three model calls with two optimizers; a loss-scaling optimizer updates
+    inside a ``cond``; a recurrent model's loops take more of the gradients' edges than the
+    optimizer.  The step's parts were one model and one optimizer, chosen by the edges the
+    gradients send: the discriminator and the second optimizer were neither, the ``cond``
+    was folded into the model, and the GRU model was taken for the optimizer.  The
+    optimizers' step counters were loose ops at the top level, or a ``metrics`` box."""
+    _, view = _step_and_view(tf, tmp_path, seed)
+    (parts,) = view.h.training.values()
+    assert [g.name for g in parts.models] == models
+    assert [g.name for g in parts.optimizers] == optimizers
+    assert (parts.model, parts.optimizer) == (parts.models[0], parts.optimizers[0])
+    # Each optimizer's step counter (``Const`` -> ``Cast`` -> ``Add`` -> ``AssignVariableOp``,
+    # at the step's top level) is in that optimizer: a GAN's two made eight loose boxes.
+    counters = [c.name for c in view.h.root.children
+                if re.fullmatch(r"(Add|Cast|Const|AssignVariableOp)(_\d+)?", c.label)]
+    assert counters == []
+
+
+def test_every_rule_can_fail(tf: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                             ) -> None:
+    """Each rule reports a view that breaks it: a GAN's step (two discriminator calls, three
+    losses, two optimizers) drawn as TensorBoard draws it (only the root open), as one box,
+    then with the optimizer open, a part as big as the model, both calls in one box, calls
+    of different structure, a slice."""
+    step, view = _step_and_view(tf, tmp_path, 5)
+    h = view.h
+    assert zoo.recipe(5).arch == "gan"
+    view.open = frozenset({h.root})
+    assert "model opens" in {_rule(line) for line in broken_rules(step, view)}
+    view.open = frozenset()  # one box: the whole graph
+    assert "loss box" in {_rule(line) for line in broken_rules(step, view)}
+    optimizer = view.group_of(step.optimizers[0])
+    view.open = frozenset({h.root, optimizer})
+    assert "optimizer" in {_rule(line) for line in broken_rules(step, view)}
+    generator = view.group_of(scope_ops(step, step.models["generator"][0]))
+    view.open = frozenset({h.root, generator})
+    part = max(view.closed_boxes(generator), key=lambda g: g.op_count)
+    part.op_count = generator.op_count
+    assert "model parts" in {_rule(line) for line in broken_rules(step, view)}
+    part.op_count = h.root.op_count
+    assert "no big box" in {_rule(line) for line in broken_rules(step, view)}
+    calls = [view.group_of(scope_ops(step, c)) for c in step.models["discriminator"]]
+    both = Group("both calls", h, h.root, 1)
+    for call in calls:
+        call.parent = both
+    assert "calls apart" in {_rule(line) for line in broken_rules(step, view)}
+    calls[1].parent = h.root
+    monkeypatch.setattr(h.templates, "alike", lambda g: [g])
+    assert "calls alike" in {_rule(line) for line in broken_rules(step, view)}
+    h.groups["both calls"] = both
+    both.kind = "section"
+    assert "no slices" in {_rule(line) for line in broken_rules(step, view)}
+
+
+def test_a_trace_in_a_busy_process_opens_to_its_step(tmp_path: Path) -> None:
+    """``trace_export`` in a process that made other things first records a graph per eager
+    op run while tracing (here 15, thousands in a notebook).  Merged as ``graph_1`` ...
+    ``graph_15``, they were 14 closed top-level boxes beside the step, sorted as text
+    (``graph_1, graph_10, graph_11``), the step's ``graph_15`` last.  The step is now named
+    after the trace's tag and opens to its model; the small graphs fold into one box."""
+    script = ("import json, tensorflow, keras, training_steps; print(json.dumps("
+              "training_steps.traced_step_logdir(tensorflow, keras, "
+              f"{str(tmp_path / 'logs')!r}, busy=True)))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).parent,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    model, optimizer = json.loads(done.stdout.strip().splitlines()[-1])
+    view = View(graphviz_tb.load(tmp_path / "logs"))
+    h = view.h
+    tops = sorted(c.name for c in h.root.children)
+    assert "train_step" in tops and len(tops) <= 4, tops
+    assert not [t for t in tops if re.fullmatch(r"graph_\d+", t)], tops
+    assert h.groups[f"train_step/{model}"] in view.open
+    assert h.groups[f"train_step/{optimizer}"] not in view.open
+
+
+def test_mobilenet_v3_with_clipping_a_schedule_and_weight_decay_opens_its_model(
+        tf: Any, tmp_path: Path) -> None:
+    """Issue 42's named case (at 96 px, the graph is the same): SGD with a cosine schedule,
+    global-norm clipping and weight decay.  The optimizer's step counter (``Const``,
+    ``Cast``, ``Add``, ``AssignVariableOp``) stood loose at the top, so the model (2,254
+    ops, 32 parts) no longer fit the first picture's budget and nothing opened: 9 boxes.
+    The counter is the optimizer's now, and the model opens."""
+    import keras
+    import training_steps as steps
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+    model = keras.applications.MobileNetV3Large(weights=None, input_shape=(96, 96, 3),
+                                                classifier_activation=None)
+    opt = keras.optimizers.SGD(keras.optimizers.schedules.CosineDecay(0.01, 1000),
+                               global_clipnorm=1.0, weight_decay=1e-4)
+    concrete = steps.train_step(tf, keras, model, opt).get_concrete_function(
+        tf.TensorSpec([None, 96, 96, 3], tf.float32, name="images"),
+        tf.TensorSpec([None], tf.int32, name="labels"))
+    path = tmp_path / "step.pb"
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    view = View(graphviz_tb.load(path))
+    (parts,) = view.h.training.values()
+    assert parts.model is not None and parts.model.name.startswith(model.name)
+    assert parts.model in view.open and parts.optimizer not in view.open
+    assert [g.name for g in view.h.groups.values() if g.kind == "section"] == []
+    assert not [c.name for c in view.h.root.children if c.label.startswith("AssignVariable")]
