@@ -301,7 +301,7 @@ def _lead(h: Hierarchy, expanded: frozenset[Group], keep: set[Member] | None) ->
     graph's model, or the function that wraps it).  A step's top is its plumbing (outputs,
     ``NoOp``, the optimizer): shown first, the model started below the fold."""
     shown = [g for g in expanded if g is not h.root and (keep is None or g in keep)]
-    models = {p.model for p in h.training.values()}
+    models = {m for p in h.training.values() for m in p.models or (p.model,)}
     for candidates in ([g for g in shown if g in models],
                        [g for g in shown if 2 * g.op_count > h.root.op_count]):
         if candidates:
