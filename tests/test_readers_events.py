@@ -16,7 +16,7 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 from graphviz_tb.errors import CorruptRecordError, InputError, NoGraphError
 from graphviz_tb.options import LoadOptions
 from graphviz_tb.read import discover, select
-from graphviz_tb.read.payloads import graph_scopes
+from graphviz_tb.read.payloads import graph_scopes, merge_graphs
 from graphviz_tb.read.tfrecord import iter_records
 
 
@@ -269,3 +269,18 @@ def test_trace_with_one_function_graph_keeps_its_names(tmp_path):
                   [Event(step=1, wall_time=1.0, summary=Summary(value=[value]))])
     (source,) = discover(tmp_path).graphs
     assert [n.name for n in source.load().node] == ["n0", "n1", "n2", "n3"]
+
+
+def test_a_traces_graphs_are_named_after_the_trace() -> None:
+    """The biggest graph takes the tag's name, graphs a tenth as big or more follow it
+    numbered, the small ones fold into one scope numbered in trace order so they sort in it;
+    a trace without graphs merges into an empty graph (refused later as holding no ops)."""
+    assert graph_scopes([3, 229, 28, 3], "train_step") == [
+        "train_step_other/graph_1", "train_step", "train_step_2", "train_step_other/graph_4"]
+    named = graph_scopes([1] * 11 + [50], "my step!")
+    assert named[-1] == "my_step" and named[:2] == ["my_step_other/graph_01",
+                                                   "my_step_other/graph_02"]
+    assert named[:-1] == sorted(named[:-1])
+    assert graph_scopes([5, 5], "") == ["graph", "graph_2"]
+    assert graph_scopes([], "t") == []
+    assert len(merge_graphs([]).node) == 0

@@ -155,8 +155,8 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     rank = [-c for c in component]  # Tarjan numbers sinks first: a -> b means rank a < rank b
     target = [isinstance(c, Group) and not _loose(h, c) and not is_bookkeeping(c.label)
               for c in kids]
-    models, optimizers = _parts(h, kids, grads, target, _fed(h, kids, graph, g_index)) \
-        if grads is not None else ([], [])
+    models, optimizers = _parts(h, kids, where, grads, target,
+                                _fed(h, kids, graph, g_index)) if grads is not None else ([], [])
     for j in optimizers:  # a loss-scaling optimizer updates inside a call (``cond``)
         target[j] = True
     named = _named_captures(h, kids)
@@ -238,8 +238,8 @@ def _fed(h: Hierarchy, kids: list[Member], graph: ChildGraph, start: int) -> set
     return found
 
 
-def _parts(h: Hierarchy, kids: list[Member], grads: Group, target: list[bool],
-           fed: set[int]) -> tuple[list[int], list[int]]:
+def _parts(h: Hierarchy, kids: list[Member], where: dict[str, int], grads: Group,
+           target: list[bool], fed: set[int]) -> tuple[list[int], list[int]]:
     """The models and the optimizers among a training step's children (indices).
 
     A model is what the gradients mirror (``gradient_tape/<model>``) and what reads
@@ -251,7 +251,7 @@ def _parts(h: Hierarchy, kids: list[Member], grads: Group, target: list[bool],
     a recurrent model's loops more than the optimizer."""
     nodes = h.model.g.node_data
     reads, writes = [0] * len(kids), [0] * len(kids)
-    for u, i in child_index(kids).items():
+    for u, i in where.items():  # each op -> the child holding it
         kind = nodes[u]["op"]
         reads[i] += kind == "ReadVariableOp"
         writes[i] += kind in _VARIABLE_WRITES or kind.startswith("ResourceApply")
@@ -408,10 +408,10 @@ def _optimizer_state(h: Hierarchy, loose: list[Member], optimizers: tuple[Group,
     state: dict[Member, Group] = {}
     for name, c in ops.items():
         handle = model.input_tensor(name) if nodes[name]["op"] in _VARIABLE_WRITES else None
-        readers = sorted({owner[v].name: owner[v] for v in succ[handle[0]] if v in owner}.items()
-                         ) if handle is not None else []
-        if readers:
-            state.setdefault(c, readers[0][1])
+        reader = min((owner[v] for v in succ[handle[0]] if v in owner),
+                     key=lambda g: g.name, default=None) if handle is not None else None
+        if reader is not None:
+            state.setdefault(c, reader)
     changed = bool(state)
     while changed:  # what feeds data only to what is taken goes with it
         changed = False

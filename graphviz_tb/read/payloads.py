@@ -160,6 +160,8 @@ def graph_scopes(sizes: list[int], tag: str = "") -> list[str]:
     >>> graph_scopes([3, 229, 28, 3], "train_step")
     ['train_step_other/graph_1', 'train_step', 'train_step_2', 'train_step_other/graph_4']
     """
+    if not sizes:
+        return []
     stem = _NOT_SCOPE.sub("_", tag).strip("_") or "graph"
     biggest = max(range(len(sizes)), key=lambda i: (sizes[i], -i))
     width = len(str(len(sizes)))
