@@ -81,14 +81,12 @@ gallery: $(VENV)/.stamp-test $(VIEWER)
 
 # The whole suite, the packaging tests included: they build the sdist and wheel, install the
 # wheel into fresh virtualenvs and run it with and without Graphviz (never with Node.js).
-# The zoo (45 training steps TensorFlow traces) and the ONNX exports (torch's exporters) run
-# in processes of their own: what TensorFlow and torch keep of every graph they traced is
-# never freed, and added to the rest in one process it passed 24 GB.
-ISOLATED = tests/test_zoo.py tests/test_onnx.py
+# Each test file runs in a pytest process of its own (scripts/run_tests.py, which prints each
+# file's time and peak memory): what TensorFlow and torch keep of every graph they traced is
+# never freed, and in one process the suite passed 24 GB and was killed by the kernel.
 test: $(VENV)/.stamp-test $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
-	$(BIN)/python -m pytest -q $(addprefix --ignore=,$(ISOLATED))
-	$(foreach t,$(ISOLATED),$(BIN)/python -m pytest -q $(t) &&) true
+	$(BIN)/python scripts/run_tests.py
 
 # The release files, as a user's pip gets them: dist/*.tar.gz (the sources and the npm lock
 # file) and dist/*.whl (the package with the viewer built in, so it installs without Node.js).
