@@ -17,7 +17,6 @@ from .partition import (
     strong_components,
 )
 from .tree import (
-    DIGITS,
     INVENTED,
     Group,
     Hierarchy,
@@ -28,6 +27,7 @@ from .tree import (
     child_slots,
     dissolve,
     free_name,
+    natural_key,
     op_names,
     ops_below,
     reparent,
@@ -42,9 +42,7 @@ SECTION_SIZE = 200
 
 def _natural(m: Member) -> tuple:
     """Sort key: groups before ops, names with their numbers compared as numbers."""
-    parts = DIGITS.split(m.name)
-    parts[1::2] = [int(p) for p in parts[1::2]]
-    return (not isinstance(m, Group), parts)
+    return (not isinstance(m, Group), natural_key(m.name))
 
 
 def sections(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> None:

@@ -18,11 +18,10 @@ always share, and deciding exactly only within the bucket.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, TypeVar
 
 from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
-from .tree import Group, Hierarchy, Member, aggregate_edges
+from .tree import Group, Hierarchy, Member, aggregate_edges, natural_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["PictureColors", "Templates"]
 
 _K = TypeVar("_K")
-_DIGITS = re.compile(r"(\d+)")
 
 #: Above this many children, a group is matched by signature alone (isomorphism is costly).
 _VERIFY_LIMIT = 600
@@ -530,13 +528,6 @@ def _relative_form(group: Group, succ: dict) -> tuple:
     return members, edges
 
 
-def _natural(label: str) -> list:
-    """Sort key: numbers in a name compared as numbers (``add_9`` before ``add_10``)."""
-    parts: list = _DIGITS.split(label)
-    parts[1::2] = [int(p) for p in parts[1::2]]
-    return parts
-
-
 def _by_order(group: Group, label: dict[int, int]) -> tuple:
     """The group's wiring by its children's places in natural name order.
 
@@ -545,7 +536,7 @@ def _by_order(group: Group, label: dict[int, int]) -> tuple:
     names differ and whose chain of identical ops defeats both the refinement in
     :func:`_canonical` and the isomorphism search, which is slow on a long chain.
     """
-    children = sorted(group.children, key=lambda m: _natural(m.label))
+    children = sorted(group.children, key=lambda m: natural_key(m.label))
     place = {id(m): i for i, m in enumerate(children)}
     edges = sorted((place[id(a)], place[id(b)], agg.counts["data"], agg.counts["control"],
                     agg.counts["ref"]) for (a, b), agg in group.edges.items())

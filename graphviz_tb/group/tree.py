@@ -34,6 +34,7 @@ __all__ = [
     "OpNode",
     "TrainingParts",
     "is_section",
+    "natural_key",
     "scope_path",
 ]
 
@@ -284,6 +285,13 @@ def scope_path(name: str) -> list[str]:
         return name.split("/")
     parts = [p for p in name.split("/") if p]
     return parts or [name]
+
+
+def natural_key(name: str) -> list[str | int]:
+    """Sort key: the numbers in a name compared as numbers (``add_9`` before ``add_10``)."""
+    parts: list[str | int] = list(DIGITS.split(name))
+    parts[1::2] = [int(p) for p in parts[1::2]]
+    return parts
 
 
 def ordered(members: list[Member]) -> list[Member]:
