@@ -347,6 +347,9 @@ def _merge(d: GraphDiff) -> GraphModel:
     merged.functions = {**old.functions, **new.functions}
     merged.function_groups = {**{place.get(k, k): v for k, v in old.function_groups.items()},
                               **new.function_groups}
+    # Modules named as the code names them (PyTorch's ``layer1.0.conv1 (Conv2d)``): the new
+    # version's, and the old one's for scopes only it had (a removed layer under its name).
+    merged.scope_labels = {**old.scope_labels, **new.scope_labels}
     merged.top_level_nodes = len(g)
     merged.warnings = new.warnings
     for name, outputs in new.cached_outputs().items():
