@@ -380,6 +380,25 @@ class Diff:
         """Every change, with both names: the JSON of ``tbgraph diff --json``."""
         return self.result.to_json(self.groups())
 
+    def markdown(self, path: str | os.PathLike[str] | None = None, *,
+                 picture: str | os.PathLike[str] | None = None,
+                 command: Sequence[str] | None = None) -> str:
+        """The changes as a pull-request comment, under 60 KB however large the diff: the
+        counts, the changed modules with theirs, the changed ops, and where the full picture
+        is: ``picture`` (a file :meth:`render` wrote), else ``command`` draws it (by default
+        ``tbgraph diff OLD NEW -o diff.html``).  What ``tbgraph diff --markdown`` prints;
+        with ``path``, also written there (whole, or not at all)."""
+        from .write.diff_markdown import diff_markdown  # a report, as above
+
+        if command is None:
+            command = ["tbgraph", "diff", self.old.discovery.path, self.new.discovery.path,
+                       "-o", "diff.html"]
+        return diff_markdown(self.result,
+                             self.graph.hierarchy(RenderOptions(color_by="diff")),
+                             titles=(self.old.name, self.new.name),
+                             picture=None if picture is None else os.fspath(picture),
+                             command=command, path=path)
+
     def render(self, path: str | os.PathLike[str] | None = None, *, format: str | None = None,
                options: RenderOptions | None = None,
                progress: Callable[[int, int], None] | None = None,

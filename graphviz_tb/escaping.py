@@ -5,8 +5,9 @@ runs them); the viewer's copies (``cleanText`` in ``draw.js``, ``quote`` in ``la
 checked against these functions by ``tests/test_escaping.py``.
 
 Text is cleaned first (:func:`clean_text`: what is shown), then escaped for where it goes
-(:func:`dot_string`, :func:`dot_lines`, :func:`dot_html`, or ``html.escape`` in the SVG and
-page writers): markup characters survive cleaning and are the escaping's job.
+(:func:`dot_string`, :func:`dot_lines`, :func:`dot_html`, :func:`markdown_code`, or
+``html.escape`` in the SVG and page writers): markup characters survive cleaning and are the
+escaping's job.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["clean_text", "dot_html", "dot_lines", "dot_string"]
+__all__ = ["clean_text", "dot_html", "dot_lines", "dot_string", "markdown_code"]
 
+#: Runs of backticks, which a Markdown code span's fence must outnumber.
+_BACKTICKS = re.compile(r"`+")
 #: What cannot be shown: C0 controls but tab and the newlines (which become ``↵``), DEL, lone
 #: surrogates and the two non-characters XML forbids.
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
@@ -114,3 +117,53 @@ def dot_html(text: str) -> str:
     '&#93;&#93;'
     """
     return html.escape(text.replace("\t", " "), quote=True).replace("]", "&#93;") or " "
+
+
+def markdown_code(text: str, limit: int | None = None, *, table: bool = False) -> str:
+    r"""Text as a Markdown code span (cleaned first, see :func:`clean_text`), which GitHub and
+    any CommonMark reader show literally: no emphasis, link, HTML, ``@mention``, ``#123``
+    reference or emoji can come out of a model's names inside one.
+
+    >>> print(markdown_code("conv1/weights:0"))
+    `conv1/weights:0`
+    >>> print(markdown_code('<img src=x onerror="alert(1)"> *b* _i_ [l](u) @you #1 :+1:'))
+    `<img src=x onerror="alert(1)"> *b* _i_ [l](u) @you #1 :+1:`
+
+    Backticks in the text: the fence is one longer than its longest run, and a space pads a
+    text that starts or ends with one (CommonMark strips one space from each side):
+
+    >>> print(markdown_code("a`b``c"))
+    ```a`b``c```
+    >>> print(markdown_code("`x`"))
+    `` `x` ``
+
+    So does a text that starts and ends with spaces, which keeps them all:
+
+    >>> print(markdown_code(" x "))
+    `  x  `
+
+    Newlines and control characters are cleaned, and the text cut to ``limit``:
+
+    >>> print(markdown_code("new\nline\x1b[2J", 8))
+    `new↵lin…`
+
+    In a table cell, a pipe would end the cell, in a code span too (GitHub's tables): it is
+    escaped, and the table takes the backslash away before the span is read, so ``\|`` shows
+    ``|`` and ``\\|`` shows ``\|``:
+
+    >>> print(markdown_code("a|b\\|c", table=True))
+    `a\|b\\|c`
+
+    A code span holds at least one character:
+
+    >>> print(markdown_code(""))
+    ` `
+    """
+    text = clean_text(text, limit) or " "
+    if table:
+        text = text.replace("|", "\\|")
+    runs = _BACKTICKS.findall(text)
+    fence = "`" * (max(map(len, runs), default=0) + 1)
+    if text[0] == "`" or text[-1] == "`" or (text[0] == text[-1] == " " and text.strip(" ")):
+        text = f" {text} "
+    return f"{fence}{text}{fence}"

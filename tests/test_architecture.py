@@ -206,7 +206,8 @@ def _package_imports_in_functions() -> list[tuple[str, str]]:
 
 
 #: The text reports, which the API reads where they are made rather than through the driver.
-REPORTS = ("graphviz_tb.write.info", "graphviz_tb.write.shape_table")
+REPORTS = ("graphviz_tb.write.info", "graphviz_tb.write.shape_table",
+           "graphviz_tb.write.diff_markdown")
 
 
 def test_only_the_api_imports_the_driver_and_only_lazily() -> None:

@@ -3,6 +3,11 @@
 Like ``diff``, the exit status says whether the graphs differ: 0 when they are equal, 1 when
 they differ, 2 for trouble (a usage error, or input it cannot read, said in one line on
 stderr), so a CI step that fails on a change can tell it from a broken file.
+
+``--markdown`` writes the changes as a pull-request comment (see
+:mod:`graphviz_tb.write.diff_markdown`): on stdout in place of the summary, or to a file beside
+it.  It is written last, once the picture ``-o`` asks for is written, so it never points at a
+file that is not there.
 """
 
 from __future__ import annotations
@@ -14,17 +19,21 @@ import sys
 from typing import Any
 
 from ..api import diff, load
-from ..errors import terminal_line
+from ..errors import SelectionError, terminal_line
 from ..options import FORMATS, format_for
 from .common import INPUT_HELP, Progress, add_selection, load_options, warn
 from .render import add_view_arguments, render_options
 
 __all__ = ["add_commands", "cmd_diff"]
 
+#: ``--markdown`` alone, or ``--markdown -``: the Markdown goes to stdout.
+_STDOUT = "-"
+
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    """Compare, print the summary (or JSON), draw if asked; status 1 when they differ."""
-
+    """Compare, print the summary (or JSON, or Markdown), draw if asked, write the Markdown
+    if asked; status 1 when they differ."""
+    _check_outputs(args)
     graphs = []
     for path in (args.old, args.new):
         graph = load(path, load_options(args))
@@ -34,7 +43,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     result = diff(graphs[0], graphs[1])
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
-    else:
+    elif args.markdown != _STDOUT:
         print("\n".join(terminal_line(line) for line in result.summary()))
     if args.output:
         fmt = format_for(args.output, args.format)
@@ -45,7 +54,38 @@ def cmd_diff(args: argparse.Namespace) -> int:
         finally:
             progress.close()
         print(f"wrote {args.output} ({os.path.getsize(args.output):,} bytes)", file=sys.stderr)
+    if args.markdown is not None:
+        to = None if args.markdown == _STDOUT else args.markdown
+        text = result.markdown(to, picture=args.output, command=_picture_command(args))
+        if to is None:
+            sys.stdout.write(text)
+        else:
+            print(f"wrote {to} ({os.path.getsize(to):,} bytes)", file=sys.stderr)
     return 0 if result.equal else 1
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any reading, outputs that would overwrite each other."""
+    if args.json and args.markdown == _STDOUT:
+        raise SelectionError("--json and --markdown both print on stdout: give --markdown a "
+                             "file name to have both")
+    if args.markdown not in (None, _STDOUT) and args.output is not None and \
+            os.path.abspath(args.markdown) == os.path.abspath(args.output):
+        raise SelectionError(f"--markdown and -o both name {args.output}: give two files")
+
+
+def _picture_command(args: argparse.Namespace) -> list[str]:
+    """The command line that draws this diff's full picture: the inputs, and the options
+    that chose their graphs."""
+    command = ["tbgraph", "diff", args.old, args.new]
+    for flag, value in (("--run", args.run), ("--tag", args.tag), ("--graph", args.graph),
+                        ("--tags", args.tags), ("--step", args.step),
+                        ("--batch-size", args.batch_size)):
+        if value is not None:
+            command += [flag, str(value)]
+    if args.no_functions:
+        command.append("--no-functions")
+    return [*command, "-o", "diff.html"]
 
 
 def add_commands(sub: Any) -> None:
@@ -55,7 +95,8 @@ def add_commands(sub: Any) -> None:
         description="Compare two graphs: ops matched by name and, where names were renumbered "
                     "(a layer inserted shifts every later dense_N), by structure; each op, "
                     "edge and group classed added, removed, changed or unchanged.  Prints a "
-                    "summary (or JSON), draws one merged picture with -o, and exits 1 when "
+                    "summary (or JSON, or Markdown for a pull-request comment), draws one "
+                    "merged picture with -o, and exits 1 when "
                     "the graphs differ, 0 when they are equal, 2 when it cannot compare "
                     "them, like diff(1).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -63,6 +104,9 @@ def add_commands(sub: Any) -> None:
                "  tbgraph diff old.pb new.pb                 what changed, in words\n"
                "  tbgraph diff old.pb new.pb -o diff.html    the merged graph to explore\n"
                "  tbgraph diff old.pb new.pb --json          for CI: 1 if they differ, 2 on error\n"
+               "  tbgraph diff old.onnx new.onnx --markdown  a pull-request comment (< 60 KB)\n"
+               "  tbgraph diff old.pb new.pb -o diff.html --markdown comment.md\n"
+               "                                             the picture, and a comment naming it\n"
                "  tbgraph diff logs/run1 logs/run2 --graph 1\n",
     )
     diff.add_argument("old", help=f"the old version: {INPUT_HELP}")
@@ -72,6 +116,11 @@ def add_commands(sub: Any) -> None:
     out.add_argument("--json", action="store_true",
                      help="print every change as JSON instead of the summary (format "
                           "'tbgraph-diff' version 2: ops, and edges by their ends)")
+    out.add_argument("--markdown", nargs="?", const=_STDOUT, metavar="FILE",
+                     help="the changes as Markdown for a pull-request comment, under 60 KB: "
+                          "counts, the changed modules, the changed ops, and where the full "
+                          "picture is (the -o file, else the command that draws it); printed "
+                          "instead of the summary, or written to FILE")
     out.add_argument("-o", "--output", metavar="FILE",
                      help="also draw the merged graph; the extension picks the format (.svg "
                           ".png .pdf .dot .html)")
