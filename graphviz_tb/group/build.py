@@ -14,7 +14,7 @@ from .templates import Templates
 from .training import adopt_loose_ops, fold_metrics
 from .tree import Hierarchy, aggregate_edges
 from .updates import mirror_updates
-from .variables import fold_variables
+from .variables import fold_shared_handles, fold_variables
 
 if TYPE_CHECKING:
     from ..model.graph import GraphModel
@@ -41,6 +41,7 @@ def build_hierarchy(model: GraphModel, options: GroupOptions | None = None) -> H
     fold_variables(h)
     fold_metrics(h)
     mirror_updates(h)
+    fold_shared_handles(h)
     if options.prefix_groups:
         prefix_groups(h)
     if options.series:

@@ -36,6 +36,9 @@ METRICS_KIND = "metrics"
 _VARIABLE_WRITES = frozenset({"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"})
 
 
+#: Ops that read only their input's shape, never its values.
+_SHAPE_READERS = frozenset({"OnesLike", "ZerosLike", "Shape", "ShapeN", "Size", "Rank"})
+
 #: Ops whose output leaves the graph (the step's results): they stay where the user sees them.
 _OUTPUT_OPS = frozenset({"Identity", "IdentityN", "_Retval", "NoOp"})
 
@@ -180,9 +183,12 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
                                     for b in graph.succ[a] if b in among])
     order = [ranked[n] for n in topological_order(chain)]
     # Inputs from loose sources (constants) do not count: those follow their consumers; nor
-    # does a body's own call op, which passes its arguments in.
-    fed = {i: {p for p in graph.pred[i] if not (p in among and not graph.pred[p])
-               and kids[p].name != container.name}
+    # does a body's own call op, which passes its arguments in; nor the input of an op that
+    # reads only its shape and feeds something (a loss's ``ones_like`` labels, made from a
+    # model's output, belong to the loss).
+    fed = {i: set() if _reads_shape(kids[i]) and graph.succ[i] else
+           {p for p in graph.pred[i] if not (p in among and not graph.pred[p])
+            and kids[p].name != container.name}
            for i in order}
     for i in order:  # inputs before their consumers
         ins = {home[p] for p in fed[i]}
@@ -222,6 +228,11 @@ def _adopt_in(h: Hierarchy, container: Group, grads: Group | None) -> None:
     _place(h, kids, moved, home, where)
     gone = {id(kids[i]) for i in moved}
     container._children = [c for c in kids if id(c) not in gone]
+
+
+def _reads_shape(m: Member) -> bool:
+    """Is this an op that reads nothing of its input but its shape?"""
+    return isinstance(m, OpNode) and m.op in _SHAPE_READERS
 
 
 def _fed(h: Hierarchy, kids: list[Member], graph: ChildGraph, start: int) -> set[int]:

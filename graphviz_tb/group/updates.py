@@ -49,7 +49,43 @@ def mirror_updates(h: Hierarchy) -> None:
     updates (see the module docstring); a no-op where it writes fewer than two layers."""
     for parts in list(h.training.values()):
         for optimizer in parts.optimizers or (parts.optimizer,):
-            _mirror(h, optimizer)
+            applying = _applying(h, optimizer)
+            if applying is not optimizer and optimizer.kind == "function":
+                # TensorFlow names a loss-scaling optimizer's call ``cond`` (apply the
+                # updates only when every gradient is finite): the box says what it is.
+                optimizer.label = f"{optimizer.label}: loss scaling, {applying.label}"
+            _mirror(h, applying)
+
+
+def _applying(h: Hierarchy, optimizer: Group) -> Group:
+    """The group that applies the optimizer's updates: the optimizer itself, or, for a
+    loss-scaling optimizer, the optimizer it calls inside the branch that applies them
+    (``cond/then/cond/adam_w``).  Found by going down while one child group holds over half
+    of the variable writes below."""
+    nodes = h.model.g.node_data
+    group = optimizer
+    while True:
+        writes = [(sum(_writes(nodes[op.name]["op"]) for op in op_members(c)), c.name, c)
+                  for c in group._children if isinstance(c, Group)]
+        total = sum(_writes(nodes[op.name]["op"]) for op in op_members(group))
+        best = max(writes, key=lambda w: w[:2], default=None)
+        if best is None or 2 * best[0] <= total:
+            return group
+        group = best[2]
+
+
+def _variable(h: Hierarchy, tensor: tuple[str, int]) -> tuple[str, int]:
+    """The handle a write's input points to, followed out of function bodies (a body's
+    argument is its caller's input) and through ``Identity`` copies."""
+    nodes, seen = h.model.g.node_data, set()
+    while tensor not in seen and (nodes[tensor[0]]["role"] == "arg"
+                                  or nodes[tensor[0]]["op"] == "Identity"):
+        seen.add(tensor)
+        upstream = h.model.input_tensor(tensor[0])
+        if upstream is None:
+            break
+        tensor = upstream
+    return tensor
 
 
 def _layer(h: Hierarchy, op: OpNode) -> str:
@@ -106,6 +142,8 @@ def _labels(h: Hierarchy, optimizer: Group) -> dict[str, Serves]:
             found = _meet(found, label[j])
         if found != _MANY and _writes(nodes[ops[i]]["op"]):
             handle = h.model.input_tensor(ops[i])
+            if handle is not None:
+                handle = _variable(h, handle)
             if handle is not None and handle[0] not in index:
                 found = _meet(found, (_layer(h, h.ops[handle[0]]), handle[0]))
         label[i] = found

@@ -24,10 +24,13 @@ into a function (a layer's constant, beside the variables ``fit`` captures): it 
 
 from __future__ import annotations
 
-from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
-from .tree import Group, Hierarchy, Member, OpNode, op_members, reparent
+import re
+from collections.abc import Callable
 
-__all__ = ["VARIABLES_KIND", "fold_variables"]
+from .dataflow import DATA_SOURCE_OPS, child_index, is_parameter
+from .tree import Group, Hierarchy, Member, OpNode, free_name, op_members, reparent, scope_path
+
+__all__ = ["VARIABLES_KIND", "fold_shared_handles", "fold_variables"]
 
 #: The kind, and the name, of the groups made here.
 VARIABLES_KIND = "variables"
@@ -94,3 +97,90 @@ def _is_variable_op(h: Hierarchy, op: OpNode) -> bool:
     kind = h.model.g.node_data[op.name]["op"]
     return kind in _VARIABLE_OPS or (kind in DATA_SOURCE_OPS and is_parameter(
         h, op.name, 0)) or (kind in _CAPTURED and op.label.isdigit())
+
+
+#: A call's number, as Keras and TensorFlow append it to a scope (``discriminator_3``).
+_CALL_NUMBER = re.compile(r"_\d+$")
+
+
+def fold_shared_handles(h: Hierarchy) -> None:
+    """Take the variables that several calls of one model read out of the first call.
+
+    A traced step captures each variable once, under the scope of the first op that read it
+    (``discriminator_1/d_conv1_1/convolution/ReadVariableOp/resource``), so when a model is
+    called twice (a GAN's discriminator, on real and on fake images; a siamese encoder) the
+    first call holds every handle and the second reads them across from it: drawn as data
+    flowing from one call into the other, with the two calls told apart in colour by the
+    handles alone.  A handle read from two calls, scopes that differ only in the call's number
+    at one level (``discriminator_1``, ``discriminator_3``), goes into a group of kind
+    ``variables`` beside the calls, one per model (``discriminator_variables``).  Other
+    readers (an optimizer's weight decay) do not count.  Runs after the optimizer's mirror,
+    which names each update after the layer holding its variable's handle.
+    """
+    nodes, succ = h.model.g.node_data, h.model.g.succ
+    shared: dict[tuple[str, str], list[OpNode]] = {}
+    known: dict[str, bool] = {}
+
+    def computes(scope: str) -> bool:
+        """Is ``scope`` a call: a scope of its own (not one TensorFlow made for an op) that
+        computes something (not only reads a variable: ``adam/Cast_6`` reading the learning
+        rate is no call)?"""
+        if scope not in known:
+            group = h.groups.get(scope)
+            known[scope] = scope not in h.ops and group is not None and any(
+                not _is_variable_op(h, op) for op in op_members(group))
+        return known[scope]
+
+    for name, op in h.ops.items():
+        if nodes[name]["op"] in DATA_SOURCE_OPS and is_parameter(h, name, 0):
+            readers = sorted(v for v in succ[name] if nodes[v]["op"] == "ReadVariableOp")
+            calls = _calls_reading(name, readers, computes)
+            if calls is not None:
+                shared.setdefault(calls, []).append(op)
+    for (prefix, model), handles in sorted(shared.items()):
+        container = h.groups.get(prefix, h.root) if prefix else h.root
+        group = Group(free_name(h, f"{prefix}/{model}_variables" if prefix
+                                else f"{model}_variables"),
+                      h, container, container.depth + 1, kind=VARIABLES_KIND)
+        for op in handles:
+            _leave(h, op)
+        reparent(handles, group)  # type: ignore[arg-type]
+        h.groups[group.name] = group
+        container._children.append(group)
+
+
+def _leave(h: Hierarchy, op: OpNode) -> None:
+    """Take ``op`` out of its group; a scope left holding only the op it is named after
+    (``…/ReadVariableOp``, a scope only for its ``resource`` handle) is that op again."""
+    old = op.parent
+    assert isinstance(old, Group)
+    old._children.remove(op)
+    kids = old._children
+    if old.kind == "scope" and len(kids) == 1 and kids[0].name == old.name \
+            and old.parent is not None:
+        kids[0].parent = old.parent
+        siblings = old.parent._children
+        siblings[siblings.index(old)] = kids[0]
+        del h.groups[old.name]
+
+
+def _calls_reading(handle: str, readers: list[str], is_call: Callable[[str], bool]
+                   ) -> tuple[str, str] | None:
+    """Where the calls that read ``handle`` sit and the model's name (``('', 'discriminator')``)
+    when two of its readers are one op of two calls (scopes that ``is_call``), the handle
+    inside the first; else None.  Readers are bucketed by their path with one level's call
+    number dropped, so a handle read a thousand times (a learning rate) costs a thousand
+    look-ups, not a million comparisons."""
+    home = scope_path(handle)
+    seen: dict[tuple[int, tuple[str, ...], str, tuple[str, ...]], str] = {}
+    for reader in readers:
+        path = scope_path(reader)
+        for k in range(min(len(path), len(home) - 1)):
+            if path[:k] != home[:k]:
+                break
+            key = (k, tuple(path[:k]), _CALL_NUMBER.sub("", path[k]), tuple(path[k + 1:]))
+            other = seen.setdefault(key, path[k])
+            if other != path[k] and home[k] in (other, path[k]) and all(
+                    is_call("/".join([*path[:k], call])) for call in (other, path[k])):
+                return "/".join(path[:k]), key[2]
+    return None
