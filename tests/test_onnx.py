@@ -310,6 +310,28 @@ def test_other_graphs_never_import_onnx_nor_pass_for_it() -> None:
     assert done.stdout.strip() == "False"
 
 
+@pytest.mark.parametrize("command", ["render", "shapes"])
+def test_infer_shapes_says_onnx_shapes_are_onnxs_own(command: str, tmp_path: Path) -> None:
+    """``--infer-shapes`` asks TensorFlow, which cannot run ONNX ops: it inferred nothing
+    and said nothing.  Now one line says where an ONNX file's shapes come from, and the
+    command fails, writing nothing."""
+    onnx = _onnx()
+    helper, floats = onnx.helper, onnx.TensorProto.FLOAT
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", floats, [2, 3])],
+                              [helper.make_tensor_value_info("y", floats, None)])
+    path = tmp_path / "relu.onnx"
+    path.write_bytes(helper.make_model(graph).SerializeToString())
+    out = tmp_path / "relu.svg"
+    done = subprocess.run([sys.executable, "-m", "graphviz_tb", command, str(path),
+                           "--infer-shapes", *(["-o", str(out)] if command == "render" else [])],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert done.returncode != 0 and not out.exists()
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert path.name in lines[0] and "onnx.shape_inference" in lines[0], lines[0]
+
+
 # ------------------------------------------------------------------ the onnx wheel's CNNs
 
 
