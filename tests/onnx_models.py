@@ -7,6 +7,10 @@ an external ``.data`` file).  Random weights, CPU, small inputs.
 * ``branchy``: a scripted model with a ``Loop`` and an ``If`` (TorchScript exporter only:
   the dynamo exporter does not take scripted modules);
 * ``cond``: ``torch.cond`` (dynamo exporter only), an ``If`` with two branches;
+* ``nested``: a scripted model whose ``Loop`` calls a module and whose ``If`` holds a
+  ``Loop`` of its own (TorchScript exporter);
+* ``functions``: one module class called twice, exported as a local function
+  (``export_modules_as_functions``, TorchScript exporter);
 * ``small`` and ``wider``: a small CNN, and the same with its second block wider (to diff).
 
 Run as a script (``python tests/onnx_models.py OUT``) it writes ``OUT/<model>_<ts|dynamo>.onnx``
@@ -56,6 +60,51 @@ class Cond(nn.Module):
         return torch.cond(y.sum() > 0, lambda t: torch.relu(t), lambda t: -t, (y,))
 
 
+class Step(nn.Module):
+    """A linear layer and a ReLU: a loop's body, and the function called twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x))
+
+
+class Nested(nn.Module):
+    """A loop calling a module, then a branch holding a loop of its own (scripted)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step = Step()
+        self.head = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x
+        for _ in range(int(x.sum().item())):
+            y = self.step(y)
+        if bool(y.sum() > 0):
+            for _ in range(int(y.mean().item())):
+                y = y * 0.5
+            z = self.head(y)
+        else:
+            z = -y
+        return z
+
+
+class Twice(nn.Module):
+    """One module class called twice: with ``export_modules_as_functions``, two calls of one
+    local function."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = Step()
+        self.second = Step()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.second(self.first(x))
+
+
 class Block(nn.Module):
     """Two convolutions, ``width`` channels between them."""
 
@@ -91,6 +140,7 @@ def _models() -> list[tuple[str, nn.Module, tuple[torch.Tensor, ...], tuple[bool
          (False, True)),
         ("branchy", torch.jit.script(Branchy()), (torch.ones(3, 8),), (False,)),
         ("cond", Cond().eval(), (torch.ones(3, 8),), (True,)),
+        ("nested", torch.jit.script(Nested()), (torch.ones(3, 8),), (False,)),
         ("small", Small().eval(), (torch.zeros(1, 3, 16, 16),), (False,)),
         ("wider", Small(wider=True).eval(), (torch.zeros(1, 3, 16, 16),), (False,)),
     ]
@@ -106,6 +156,9 @@ def main(out: Path) -> None:
             with contextlib.redirect_stdout(io.StringIO()):  # the exporter's progress lines
                 torch.onnx.export(model, args, str(path), dynamo=dynamo)
             described[path.stem] = {"modules": modules}
+    with contextlib.redirect_stdout(io.StringIO()):
+        torch.onnx.export(Twice().eval(), (torch.ones(3, 8),), str(out / "functions_ts.onnx"),
+                          dynamo=False, export_modules_as_functions={Step})
     (out / "models.json").write_text(json.dumps(described, indent=1))
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pages import page_names
 
 import graphviz_tb
 from graphviz_tb.draw import viewer_data as html_mod
@@ -263,17 +264,9 @@ def test_embedded_layout_matches_the_static_picture() -> None:
     assert (root["w"], root["h"]) == (pytest.approx(scene.width, abs=0.1),
                                       pytest.approx(scene.height, abs=0.1))
     assert len(data["expanded"]) == len(scene.expanded)
-    names = dict(enumerate(_names(data)))
+    names = dict(enumerate(page_names(data)))
     drawn = {names[i] for layout in data["layouts"].values() for i in layout["n"][::3]}
     assert drawn == {b.member.name for b in scene.boxes if not hasattr(b.member, "target")}
-
-
-def _names(data: dict[str, Any]) -> list[str]:
-    names = [""]
-    for i in range(1, len(data["parent"])):
-        base = data["nb"][i]
-        names.append(data["ns"][i] if base < 0 else f"{names[base]}/{data['ns'][i]}")
-    return names
 
 
 # --------------------------------------------------------------------------- in Chromium
@@ -769,7 +762,7 @@ def test_trace_goes_through_a_call_argument_by_argument(open_page: Any, tmp_path
     from graphviz_tb.options import RenderOptions
 
     data = page_data(graph.render(format="html", options=RenderOptions(expand_all=True)))
-    names = _names(data)
+    names = page_names(data)
     ends = zip(data["as"], data["ad"], strict=True)
     wires = {(names[s], names[d]): a for a, (s, d) in enumerate(ends)}
     h = graph.hierarchy()

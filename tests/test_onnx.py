@@ -2,7 +2,8 @@
 
 The files are written by the installed PyTorch with both exporters (``onnx_models.py``, in a
 subprocess: reading them needs ``onnx``, never PyTorch): ResNet-18, a ``TransformerEncoder``
-text model, a scripted model with ``Loop`` and ``If``, and ``torch.cond``.  Each is checked
+text model, a scripted model with ``Loop`` and ``If``, ``torch.cond``, a scripted model with a
+loop inside a branch, and a module exported as a local function.  Each is checked
 against what ``onnx`` itself reads from the file (its nodes and initializers) and against
 what PyTorch says of the model (its modules), then drawn and read back from the SVG.
 """
@@ -21,7 +22,9 @@ from typing import Any
 import networkx as nx
 import pytest
 from conftest import write_with
+from onnx_oracle import OPEN, check_bodies
 from picture import Picture, check_picture, ops_under, read_svg
+from svgparse import op_name
 
 import graphviz_tb
 from graphviz_tb.group.tree import Group, Hierarchy
@@ -99,7 +102,7 @@ def test_is_read_as_onnx_without_a_warning(onnx_dir: Path, name: str) -> None:
 def test_every_node_is_an_op_or_folded_into_one(onnx_dir: Path, name: str) -> None:
     """Each node onnx reads from the file is one op (its ``onnx node``) or is listed in the
     ``folded nodes`` details of the ops it serves; no op is a Constant or an initializer, and no
-    Identity copies a weight."""
+    Identity copies a weight.  (A body's arguments and results are not nodes of the file.)"""
     model = _graph(onnx_dir, name).model
     stored = _stored(onnx_dir, name).graph
     own, folded = set(), set()
@@ -108,7 +111,8 @@ def test_every_node_is_an_op_or_folded_into_one(onnx_dir: Path, name: str) -> No
         if "onnx node" in attrs:
             own.add(attrs["onnx node"])
         folded.update(attrs.get("folded nodes", []))
-    assert len(own) == len([op for op in model.g if model.op(op) not in ("input", "output")])
+    assert len(own) == len([op for op in model.g if model.op(op) not in ("input", "output")
+                            and model.g.nodes[op]["role"] == "op"])
     for node in stored.node:
         assert node.name in own or f"{node.op_type} {node.name}" in folded, node.name
     weights = {t.name for t in stored.initializer}
@@ -118,7 +122,8 @@ def test_every_node_is_an_op_or_folded_into_one(onnx_dir: Path, name: str) -> No
     used = {i for node in stored.node for i in node.input} & weights
     assert all(f"{w} (initializer, " in shown for w in used)
     copies = [op for op in model.g if model.op(op) == "Identity"
-              and not list(model.g.predecessors(op))]
+              and not list(model.g.predecessors(op))
+              and any("(initializer, " in str(v) for v in model.attrs(op).values())]
     assert copies == []
 
 
@@ -149,8 +154,9 @@ def test_the_first_view_shows_the_model(onnx_dir: Path, name: str) -> None:
     assert min(8, len(graph.model.g)) <= len(closed) <= 80
     total = len(graph.model.g)
     for box in closed:
-        member = h.lookup(box.name)
-        assert member is not None
+        # A call op is drawn in its group, titled If/(If).
+        member = h.groups.get(box.name) if box.kind == "group" else h.ops.get(op_name(box.name))
+        assert member is not None, box.name
         assert len(ops_under(member)) <= total / 2, box.name
 
 
@@ -215,22 +221,59 @@ def test_text_model_layers_share_a_colour(onnx_dir: Path) -> None:
 
 
 def test_control_flow_reads_its_captured_inputs(onnx_dir: Path) -> None:
-    """``If`` and ``Loop`` are ops whose bodies' outer reads are their inputs: the loop's
-    result reaches the branch, and the branch reaches the output."""
+    """``If`` and ``Loop`` open into their bodies, whose reads of outer tensors are inputs of
+    the call: the loop's result reaches the branch, and the branch reaches the output."""
     for name in ("branchy_ts", "cond_dynamo"):
         graph = _graph(onnx_dir, name)
         model = graph.model
         (branch,) = [op for op in model.g if model.op(op) == "If"]
-        assert "a graph of" in str(model.attrs(branch)["then_branch"])
+        assert model.attrs(branch)["then_branch"] == {
+            "function": model.function_groups[f"{branch}/then_branch"]}
         traced = "\n".join(graph.trace(model.outputs[0].name, depth=10_000))
-        assert re.search(r"\bIf\b", traced) and re.search(r"\bfc\b", traced)
+        assert all(re.search(rf"\b{op}\b", traced) for op in ("Relu", "If", "fc"))
     model = _graph(onnx_dir, "branchy_ts").model
     (loop,) = [op for op in model.g if model.op(op) == "Loop"]
     (branch,) = [op for op in model.g if model.op(op) == "If"]
     assert len(list(model.g.in_edges(branch))) >= 2  # the condition, and what its branches read
-    import networkx as nx
-
     assert nx.has_path(model.g.networkx(), loop, branch)
+
+
+def test_a_scripted_loop_and_branch_open_into_their_bodies(onnx_dir: Path) -> None:
+    """TorchScript's export of a loop calling a module and a branch holding a loop: each
+    body is a group under its op, the module inside the loop's body is labelled by its path
+    and reads its weights (outer initializers) in its details; the inner loop's body reads
+    the outer loop's result, through the branch.  The file's every node and outer read,
+    checked by the oracle, and the picture true."""
+    graph = _graph(onnx_dir, "nested_ts")
+    model, h = graph.model, graph.hierarchy()
+    for body in ("Loop/body", "If/then_branch", "If/else_branch", "If/then_branch/Loop/body"):
+        assert h.groups[body].kind == "function", body
+    gemm = "Loop/body/step/fc/Gemm"
+    assert model.attrs(gemm)["B"].startswith("step.fc.weight (initializer, 8×8")
+    assert h.groups["Loop/body/step/fc"].label == "step.fc"
+    inner = [op for op in ops_under(h.groups["If/then_branch/Loop/body"])
+             if model.op(op) == "Mul"]
+    assert len(inner) == 1
+    assert nx.has_path(model.g.networkx(), "Loop/body/step/Relu", inner[0])
+    check_bodies(onnx_dir / "nested_ts.onnx", graph)
+
+
+def test_a_module_exported_as_a_function_opens_at_each_call(onnx_dir: Path) -> None:
+    """``export_modules_as_functions``: one local function, called by two modules, opens
+    under each call with its Gemm and ReLU; the two are one structure, one colour."""
+    graph = _graph(onnx_dir, "functions_ts")
+    model, h = graph.model, graph.hierarchy(OPEN)
+    calls = sorted(op for op in model.g if model.op(op) == "__main__::Step")
+    assert len(calls) == 2
+    groups = [h.ops[call].parent for call in calls]
+    for group in groups:
+        assert group.kind == "function" and group.function == "__main__::Step"
+        assert {"Gemm", "Relu"} <= {model.op(op) for op in ops_under(group)}
+    pic = read_svg(graph.render(options=OPEN), graph.render(format="dot", options=OPEN))
+    fills = {b.fill for b in pic.boxes.values() if b.kind == "group"
+             and b.name in {g.name for g in groups}}
+    assert len(fills) == 1 and "#dcdcdc" not in fills
+    check_bodies(onnx_dir / "functions_ts.onnx", graph)
 
 
 # ------------------------------------------------------------------ the files themselves
@@ -308,6 +351,28 @@ def test_other_graphs_never_import_onnx_nor_pass_for_it() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=REPO)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("command", ["render", "shapes"])
+def test_infer_shapes_says_onnx_shapes_are_onnxs_own(command: str, tmp_path: Path) -> None:
+    """``--infer-shapes`` asks TensorFlow, which cannot run ONNX ops: it inferred nothing
+    and said nothing.  Now one line says where an ONNX file's shapes come from, and the
+    command fails, writing nothing."""
+    onnx = _onnx()
+    helper, floats = onnx.helper, onnx.TensorProto.FLOAT
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", floats, [2, 3])],
+                              [helper.make_tensor_value_info("y", floats, None)])
+    path = tmp_path / "relu.onnx"
+    path.write_bytes(helper.make_model(graph).SerializeToString())
+    out = tmp_path / "relu.svg"
+    done = subprocess.run([sys.executable, "-m", "graphviz_tb", command, str(path),
+                           "--infer-shapes", *(["-o", str(out)] if command == "render" else [])],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    assert done.returncode != 0 and not out.exists()
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert path.name in lines[0] and "onnx.shape_inference" in lines[0], lines[0]
 
 
 # ------------------------------------------------------------------ the onnx wheel's CNNs

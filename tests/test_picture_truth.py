@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pages import open_viewer
 from picture import DOM_SCRIPT, Picture, check_picture, read_dom, read_svg, tally
 from svgparse import op_name
 
@@ -195,20 +196,7 @@ def test_the_oracle_sees_a_stub_drawn_past_a_neighbour() -> None:
 def _open(browser: Any, graph: graphviz_tb.Graph, tmp_path: Path,
           options: RenderOptions | None = None) -> Any:
     """The graph's viewer page, written to ``tmp_path`` and opened once it is ready."""
-    import time
-
-    path = tmp_path / "page.html"
-    graph.render(path, options=options)
-    page = browser.new_page(viewport={"width": 1280, "height": 860})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(path.resolve().as_uri())
-    end = time.monotonic() + 30
-    while not page.evaluate("window.tbgraph && window.tbgraph.ready === true"):
-        assert time.monotonic() < end, f"the viewer did not get ready: {errors}"
-        time.sleep(0.05)
-    page.errors = errors  # type: ignore[attr-defined]
-    return page
+    return open_viewer(browser, graph, tmp_path / "page.html", options)
 
 
 def _check_dom(page: Any, graph: graphviz_tb.Graph, options: RenderOptions, step: str) -> int:

@@ -483,6 +483,14 @@ def test_a_trace_without_shapes_gets_pytorchs_advice(tmp_path: Path) -> None:
     assert "--infer-shapes" not in note and "add_shapes" not in note
 
 
+def test_infer_shapes_on_a_trace_says_why_not(tmp_path: Path) -> None:
+    """``--infer-shapes`` asks TensorFlow, which cannot run ``aten`` ops: one line says so
+    (it used to infer nothing, silently)."""
+    path = _chain_trace(tmp_path / "trace.pb", [("M/Linear[fc]/v", "aten::relu")])
+    with pytest.raises(graphviz_tb.InputError, match=r"trace\.pb: .*cannot run PyTorch"):
+        graphviz_tb.load(path).infer_shapes()
+
+
 def test_a_graph_that_does_not_start_as_a_trace_is_read_node_for_node() -> None:
     """Only a graph that starts with add_graph's IO Nodes, all of whose ops have a namespace,
     is folded: a TensorFlow graph with an op called ``aten::`` (hypothesis found one) keeps

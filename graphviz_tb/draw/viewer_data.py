@@ -14,7 +14,7 @@ column-oriented JSON, its numeric columns packed as base64 typed arrays (:func:`
   stands for it, with its source output and destination input slot (an edge from a call op into
   an argument of its body carries the call's input slot it passes on, so the page's trace goes
   through a call argument by argument);
-* the values ``While`` loops carry from one iteration to the next, which no edge shows;
+* the values loops carry from one iteration to the next, which no edge shows;
 * per-op details: attributes (already cut by :mod:`graphviz_tb.read.attrs`) and outputs, both
   interned, because most ops share them (attributes pair by pair, :class:`_AttrTable`);
 * the per-group layouts of the groups open at first;
@@ -48,7 +48,7 @@ from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import Carried, edge_look, leaf_size
-from ..model.calls import call_targets
+from ..model.calls import call_targets, call_wiring
 from ..model.graph import CONTROL, DATA, REF
 from ..style import (
     COST_COLORS,
@@ -336,27 +336,39 @@ class _Builder:
         return labels(label), widths(width)
 
     def _loop_carry(self) -> list[int]:
-        """What a ``While`` loop carries between iterations, as dependencies for the page's trace
-        (flat ``[src, dst, ...]``, never drawn): the body's result ``i`` becomes argument ``i``
-        of the body and of the condition in the next iteration, and the condition's result
-        decides every result of the loop."""
+        """What loops carry between iterations, as dependencies for the page's trace (flat
+        ``[src, dst, ...]``, never drawn).  A ``While``: the body's result ``i`` becomes
+        argument ``i`` of the body and of the condition in the next iteration, and the
+        condition's result decides every result of the loop.  A loop whose ``_calls`` says
+        what it carries (ONNX's ``Loop`` and ``Scan``): each result becomes the argument it
+        names."""
         graph, ops, ids = self.model.g, self.h.ops, self.ids
         node = graph.node_data  # the node dicts themselves: the view cost more than the rest
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
+        args: dict[str, dict[int, int]] = {}  # body prefix -> argument index -> member
         for m in self.members:
-            if isinstance(m, OpNode) and m.role == "retval":
+            if isinstance(m, OpNode) and m.role in ("retval", "arg"):
                 data = node[m.name]
                 prefix = m.name.rpartition("/")[0]
-                if groups.get(prefix) == data.get("function") and "ret_index" in data:
-                    results.setdefault(prefix, {})[data["ret_index"]] = ids[m]
+                index = data.get("ret_index" if m.role == "retval" else "arg_index")
+                if groups.get(prefix) == data.get("function") and index is not None:
+                    (results if m.role == "retval" else args).setdefault(prefix, {})[
+                        index] = ids[m]
         out: list[int] = []
         for m in self.members:
             op_data = node[m.name] if isinstance(m, OpNode) else None
             if not op_data or not op_data.get("calls") or op_data["node_def"] is None:
                 continue
-            subs = {sub for sub, _ in call_targets(op_data["node_def"], self.model.functions)[0]}
-            if subs != {"cond", "body"}:
+            targets = call_targets(op_data["node_def"], self.model.functions)[0]
+            for t, (sub, _) in enumerate(targets):
+                said = call_wiring(op_data["node_def"], t)
+                prefix = f"{m.name}/{sub}" if sub else m.name
+                body, into = results.get(prefix, {}), args.get(prefix, {})
+                for r, a in enumerate(said[2] if said is not None else ()):
+                    if r in body and a in into:
+                        out.extend((body[r], into[a]))
+            if {sub for sub, _ in targets} != {"cond", "body"}:
                 continue
             body = results.get(f"{m.name}/body", {})
             for _, v, d in graph.out_edges(m.name, data=True):

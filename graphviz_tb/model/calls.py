@@ -10,6 +10,12 @@ name: ``call/<node>`` for a plain call, ``call/body/<node>`` and ``call/cond/<no
 Wiring, argument by argument: the call op feeds each ``_Arg`` node with the tensor of the
 matching call input; each ``_Retval`` node feeds the consumers of the matching call output (the
 original ``call -> consumer`` data edges are replaced).  Control edges stay on the call op.
+TensorFlow's calls match them in order; a call op with a ``_calls`` attribute (another
+format's, ONNX's ``If``, ``Loop``, ``Scan`` and local function calls) says it: a list of
+``NameAttrList``, each naming a function with ``scope`` (its sub-scope, empty for the call's
+own), ``args`` (the call input feeding each argument, -1 none), ``rets`` (the call output
+each result is, -1 none) and, for a loop, ``carry`` (the argument each result becomes in the
+next iteration), and the function's ``_scope_labels`` label the scopes of its body.
 Recursive functions are cut at the first repeat (the inner call gets ``recursion_cut``), calls
 nested deeper than ``max_call_depth`` stay closed (``depth_cut``: a body's op names grow with
 its nesting, so opening every level holds names quadratic in it), and a budget of inlined ops
@@ -31,7 +37,7 @@ if TYPE_CHECKING:
     from .builder import ModelBuilder
     from .graph import GraphModel
 
-__all__ = ["call_targets", "calling_ops", "inline_calls", "inline_library"]
+__all__ = ["call_targets", "call_wiring", "calling_ops", "inline_calls", "inline_library"]
 
 _PLAIN_CALLS = frozenset({"StatefulPartitionedCall", "PartitionedCall", "TPUPartitionedCall"})
 _WHILE = frozenset({"While", "StatelessWhile", "_While"})
@@ -40,6 +46,8 @@ _CASE = frozenset({"Case", "StatelessCase", "_Case"})
 #: Every op type that may run a function by an attribute (a library function's own name, as
 #: an op type, runs it too).
 _CALL_OPS = _PLAIN_CALLS | _WHILE | _IF | _CASE
+#: The attribute of a call op that says what it runs and how it is wired (module docstring).
+_WIRED = "_calls"
 
 #: Output-arg names of common ops with several single-tensor outputs, to map ``x:arg:i`` (the
 #: function-body input syntax) to a flat output index without TensorFlow's op registry.
@@ -67,11 +75,15 @@ _OUTPUT_ARGS: dict[str, tuple[str, ...]] = {
 
 def call_targets(node_def: Any, library: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
     """The functions a call op runs, as ``(sub-scope, function name)``, and how many leading
-    call inputs are not function arguments (the predicate of ``If``, the index of ``Case``)."""
+    call inputs are not function arguments (the predicate of ``If``, the index of ``Case``;
+    none where ``_calls`` says which input feeds which argument)."""
+    attr = node_def.attr
+    if _WIRED in attr:
+        return [(f.attr["scope"].s.decode("utf-8", "replace"), f.name)
+                for f in attr[_WIRED].list.func], 0
     op = node_def.op
     if op not in _CALL_OPS:  # most ops: their attributes are not read (costly in protobuf)
         return ([("", op)], 0) if op in library else ([], 0)
-    attr = node_def.attr
     if op in _PLAIN_CALLS and "f" in attr:
         return [("", attr["f"].func.name)], 0
     if op in _WHILE and "body" in attr:
@@ -89,10 +101,22 @@ def _cond_last(target: tuple[str, str]) -> bool:
     return target[0] == "cond"
 
 
-def calling_ops(library: dict[str, Any]) -> frozenset[str]:
+def calling_ops(library: dict[str, Any], wired: frozenset[str] = frozenset()
+                ) -> frozenset[str]:
     """The op types that may run a function: a filter on ``op`` that spares reading the other
-    ops' attributes, or even calling :func:`call_targets`, once per op of a 65,000-op graph."""
-    return _CALL_OPS | frozenset(library)
+    ops' attributes, or even calling :func:`call_targets`, once per op of a 65,000-op graph.
+    ``wired`` are the op types the model says run functions by ``_calls``."""
+    return _CALL_OPS | frozenset(library) | wired
+
+
+def call_wiring(node_def: Any, target: int) -> tuple[list[int], list[int], list[int]] | None:
+    """What ``_calls`` says of the call op's ``target``-th function: the call input feeding
+    each argument, the call output each result is, the argument each result becomes in a
+    loop's next iteration (-1: none); None for a TensorFlow call (wired in order)."""
+    if _WIRED not in node_def.attr:
+        return None
+    entry = node_def.attr[_WIRED].list.func[target].attr
+    return list(entry["args"].list.i), list(entry["rets"].list.i), list(entry["carry"].list.i)
 
 
 def _arg_info(fdef: Any, index: int, arg: Any) -> TensorInfo:
@@ -211,18 +235,16 @@ class _Body:
         self.builder.edge(resolved[0], dst, slot, ref.control, resolved[1])
 
 
-def _call_io(model: GraphModel, call: str) -> tuple[list[tuple[str, int]], dict[int, list]]:
-    """The tensors a call consumes (by data input position) and its consumers per output."""
+def _call_io(model: GraphModel, call: str) -> tuple[dict[int, tuple[str, int]], dict[int, list]]:
+    """The tensors a call consumes (by data input slot) and its consumers per output."""
     g = model.g
-    ins = sorted(
-        ((d["dst_input"], d["tensor"]) for _, _, d in g.in_edges(call, data=True)
-         if d["kind"] != CONTROL),
-    )
+    ins = {d["dst_input"]: d["tensor"] for _, _, d in g.in_edges(call, data=True)
+           if d["kind"] != CONTROL}
     outs: dict[int, list[tuple[str, int, dict[str, Any]]]] = {}
     for _, v, k, d in g.out_edges(call, keys=True, data=True):
         if d["kind"] != CONTROL:
             outs.setdefault(d["src_output"], []).append((v, k, d))
-    return [t for _, t in ins], outs
+    return ins, outs
 
 
 class _Inliner:
@@ -233,7 +255,7 @@ class _Inliner:
         self.budget = options.max_function_ops
         self.exhausted = False
         self.queue: deque[tuple[str, tuple[str, ...]]] = deque()
-        self.calling = calling_ops(model.functions)
+        self.calling = calling_ops(model.functions, model.call_ops)
         #: Each opened call's body ops, in the order they were added (see :meth:`order`).
         self.bodies: dict[str, list[str]] = {}
         model.function_groups = {}
@@ -253,6 +275,10 @@ class _Inliner:
         body = _Body(self.model, self.builder, fdef, prefix, self.calling)
         body.build()
         self.model.function_groups[prefix.rstrip("/")] = fname
+        if "_scope_labels" in fdef.attr:
+            labels = self.model.scope_labels
+            for scope, label in fdef.attr["_scope_labels"].func.attr.items():
+                labels[prefix + scope] = label.s.decode("utf-8", "replace")
         return body
 
     def open_call(self, call: str, stack: tuple[str, ...]) -> None:
@@ -270,8 +296,8 @@ class _Inliner:
                 "drawn closed")
             return
         ins, outs = _call_io(model, call)  # read only for a call that opens
-        rewired = False
-        for sub, fname in targets:
+        wired: set[int] = set()
+        for t, (sub, fname) in enumerate(targets):
             if fname not in model.functions:
                 model.warnings.add("unknown functions",
                                    f"op {call!r} calls {fname!r}, which the library lacks")
@@ -285,22 +311,29 @@ class _Inliner:
                 return
             self.bodies.setdefault(call, []).extend(
                 [*body.arg_nodes, *body.local.values(), *body.ret_nodes])
-            for i, arg in enumerate(body.arg_nodes):
-                if offset + i < len(ins):
-                    g.add_edge(call, arg, key=0, kind="data", src_output=offset + i, dst_input=0,
-                               tensor=ins[offset + i], back=False)
-            if sub != "cond":
-                rewired |= self._wire_outputs(call, body, outs)
+            said = call_wiring(node_def, t)
+            args, rets = (said[0], said[1]) if said is not None else (
+                [offset + i for i in range(len(body.arg_nodes))],
+                [] if sub == "cond" else list(range(len(body.ret_nodes))))
+            for arg, slot in zip(body.arg_nodes, args, strict=False):
+                if slot in ins:
+                    g.add_edge(call, arg, key=0, kind="data", src_output=slot, dst_input=0,
+                               tensor=ins[slot], back=False)
+            wired |= self._wire_outputs(call, body, outs, rets)
             self.queue.extend((inner, (*stack, fname)) for inner in body.calls)
-        if rewired:
-            g.remove_edges_from([(call, v, k) for vs in outs.values() for v, k, _ in vs])
+        g.remove_edges_from([(call, v, k) for j in wired for v, k, _ in outs[j]])
 
-    def _wire_outputs(self, call: str, body: _Body, outs: dict[int, list]) -> bool:
+    def _wire_outputs(self, call: str, body: _Body, outs: dict[int, list],
+                      rets: list[int]) -> set[int]:
+        """Each result feeds the consumers of the call output it is; returns those outputs
+        (their edges from the call op itself are then dropped)."""
         g = self.model.g
-        for j, ret in enumerate(body.ret_nodes):
+        wired = set()
+        for ret, j in zip(body.ret_nodes, rets, strict=False):
             for v, k, d in outs.get(j, ()):
                 g.add_edge(ret, v, key=k, **{**d, "tensor": (call, j)})
-        return bool(body.ret_nodes) and bool(outs)
+                wired.add(j)
+        return wired
 
     def run(self) -> None:
         while self.queue and not self.exhausted:

@@ -322,6 +322,9 @@ class GraphModel:
         self.notes: list[str] = []
         #: Group name -> function name, for every function body opened under a call.
         self.function_groups: dict[str, str] = {}
+        #: Op types beyond TensorFlow's whose ops may run functions, by their ``_calls``
+        #: attribute (ONNX's ``If``, ``Loop``, ``Scan``; see :mod:`.calls`).
+        self.call_ops: frozenset[str] = frozenset()
         #: Group name -> the label a picture gives it, where the format names its scopes
         #: otherwise than by the last component (PyTorch: ``layer1.0.conv1 (Conv2d)``).
         self.scope_labels: dict[str, str] = {}

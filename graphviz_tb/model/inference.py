@@ -36,6 +36,8 @@ from ..read.dtypes import Shape, shape_from_proto
 from ..read.tf_loader import import_tensorflow
 from .calls import call_targets
 from .graph import CONTROL
+from .onnx import is_onnx_graph
+from .pytorch import is_jit_trace
 from .shapes import TensorInfo, node_outputs
 from .tf_import import Importer, ScopeResult, info_of
 
@@ -454,6 +456,15 @@ def infer_shapes(model: GraphModel, graph_def: Any,
     if model.kind != "op":
         raise InputError(f"{where}: shape inference needs an op graph; this is a Keras layer "
                          "graph (load the .keras/.h5 model itself to trace its ops)")
+    # TensorFlow would import none of these ops and infer nothing, silently.
+    if is_onnx_graph(graph_def):
+        raise InputError(f"{where}: --infer-shapes and --input-shape ask TensorFlow, which "
+                         "cannot run ONNX ops; an ONNX file's shapes are onnx.shape_inference's,"
+                         " run when it is read (drop the option)")
+    if is_jit_trace(graph_def):
+        raise InputError(f"{where}: --infer-shapes and --input-shape ask TensorFlow, which "
+                         "cannot run PyTorch's ops; a trace's shapes are those PyTorch recorded "
+                         "(drop the option)")
     tf = _tensorflow()
     work = tf.compat.v1.GraphDef.FromString(graph_def.SerializeToString())
     pins = _pin_inputs(tf, work, model, input_shapes, where) if input_shapes else ()

@@ -10,31 +10,34 @@ the stages after the model stay format-blind).
   feeding a ``Reshape``: any of a few integer ops whose inputs are all shapes or constants)
   folds into each op it serves, written as the expression it computes; the tensor whose shape
   it reads becomes an input of that op.  Each op lists the ONNX nodes folded into it
-  (``folded nodes``) and keeps its own ONNX name (``onnx node``).
-* **The hierarchy**, from the first of: the dynamo exporter's module metadata
-  (``pkg.torch.onnx.name_scopes``, with ``class_hierarchy`` for each module's class), node
-  names with ``/`` (the TorchScript exporter's ``/layer1/layer1.0/conv1/Conv``; any other
-  exporter's scopes are taken as written; TorchScript names a module's second call ``relu_1``,
-  labelled ``layer1.0.relu (call 2)``; the dynamo exporter's calls of one leaf module are
-  split likewise), else none (the grouping stage's dataflow blocks
-  then apply).  Both PyTorch exporters give one module the same scope (``layer1/0/conv1``),
-  labelled as the code names it (``layer1.0.conv1 (Conv2d)``; the class only where the file
-  says it).  An op is named after its type within its module (``layer1/0/conv1/Conv``).
+  (``folded nodes``) and keeps its own ONNX name (``onnx node``).  Folding reaches into
+  bodies: a loop's body reading an outer weight shows it as the model's ops do.
+* **The hierarchy** of each graph by module (:mod:`.onnx_names`), else none (the grouping
+  stage's dataflow blocks then apply).
 * Graph inputs and outputs are ``input`` and ``output`` ops, and the model's signature.
+* **Bodies and local functions** are FunctionDefs in the library, as TensorFlow's function
+  bodies are, so :mod:`.calls` opens them into groups under their call, wired argument by
+  argument.  A body's arguments are its formal inputs, then every tensor of an enclosing
+  graph it reads (those of bodies nested in it included), which the call op takes as inputs
+  beside its own; a node whose output is a body's result is never folded, so the result is
+  drawn.  Each call op's ``_calls`` (see :mod:`graphviz_tb.read.onnx_graph`) says which of
+  its inputs feeds each argument, after folding.
 
 Nothing here imports ``onnx``: the reader did.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 from ..read.base import TensorSpec
 from ..read.dtypes import dtype_name, shape_from_proto
+from .onnx_names import INPUT as _INPUT
+from .onnx_names import OUTPUT as _OUTPUT
+from .onnx_names import ModuleNames, node_name, safe_name
 from .pytorch import FoldedTrace, unique_names
 
 __all__ = ["ONNX_BOOKKEEPING", "SHAPES_REMEDY", "fold_onnx", "is_onnx_graph"]
@@ -42,8 +45,7 @@ __all__ = ["ONNX_BOOKKEEPING", "SHAPES_REMEDY", "fold_onnx", "is_onnx_graph"]
 SHAPES_REMEDY = ("few shapes recorded: the file has little value_info and onnx.shape_inference "
                  "could not infer the rest (export with shapes, or run onnx's shape inference)")
 
-_MODEL, _INPUT, _OUTPUT, _INITIALIZER = "onnx::Model", "onnx::Input", "onnx::Output", \
-    "onnx::Initializer"
+_MODEL, _INITIALIZER = "onnx::Model", "onnx::Initializer"
 #: Ops whose output is a shape or size read from a tensor.
 _SHAPE_SOURCES = frozenset({"Shape", "Size"})
 #: Arithmetic on shapes and constants, and tensors made from them (``ConstantOfShape``: the
@@ -55,13 +57,12 @@ _ARITHMETIC = frozenset({
     "Greater", "Not", "Where", "Reshape", "ReduceProd", "Sqrt", "ConstantOfShape", "Range"})
 #: A folded value's expression is cut here (shape arithmetic can nest deep).
 _MAX_TEXT = 300
-_NUMBERED_OUTPUT = "output"
 #: An op's own ONNX node name and the nodes folded into it: in its details, but not what a
 #: diff compares (two exports of one model number their nodes differently).  Spaced, so no
 #: TensorFlow attribute can be named so.
 _NODE, _FOLDED = "onnx node", "folded nodes"
 ONNX_BOOKKEEPING = frozenset({_NODE, _FOLDED})
-_CALL = re.compile(r"(.+)_(\d+)")
+_CALLS = "_calls"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,25 @@ class _Folded:
     text: str
     reads: tuple[str, ...]
     members: frozenset[str]
+
+
+@dataclass
+class _Graph:
+    """One graph of the file: the model's (``name`` empty), a body of the op ``call`` (a
+    NodeDef name), or a local function's."""
+
+    name: str
+    nodes: list[Any]
+    call: str | None = None
+    #: Raw NodeDef of an enclosing graph -> the tensor name the body reads it by.
+    outer: dict[str, str] = field(default_factory=dict)
+    drawn: list[Any] = field(default_factory=list)
+    #: What it reads from enclosing graphs: raw inputs (``n12:1``), in the order first read.
+    captured: list[str] = field(default_factory=list)
+    #: Raw formal input or captured input -> its argument's name; the results' names.
+    args: dict[str, str] = field(default_factory=dict)
+    rets: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 def is_onnx_graph(graph_def: Any) -> bool:
@@ -89,45 +109,69 @@ def fold_onnx(graph_def: Any) -> FoldedTrace:
 class _Folder:
     def __init__(self, graph_def: Any) -> None:
         self.header = graph_def.node[0]
-        self.nodes = list(graph_def.node[1:])
-        self.index = {node.name: node for node in self.nodes}
+        self.main = _Graph("", list(graph_def.node[1:]))
+        self.graphs = [self.main]
+        for fdef in graph_def.library.function:  # bodies before the bodies nested in them
+            self.graphs.append(_Graph(
+                fdef.signature.name, list(fdef.node_def),
+                fdef.attr["_call"].s.decode() if "_call" in fdef.attr else None,
+                {k: v.s.decode("utf-8", "replace")
+                 for k, v in fdef.attr["_outer"].func.attr.items()}
+                if "_outer" in fdef.attr else {}))
+        self.index = {node.name: node for graph in self.graphs for node in graph.nodes}
+        self.home = {node.name: graph for graph in self.graphs for node in graph.nodes}
+        self.bodies = {graph.name: graph for graph in self.graphs[1:] if graph.call}
+        #: What any body reads each outer tensor by (a nested body's read, for its parent).
+        self.outer = {ref: name for graph in reversed(self.graphs) for ref, name in
+                      graph.outer.items()}
+        self.library = {graph.name: graph for graph in self.graphs[1:]}  # by function name
         self.consumers: dict[str, int] = {}
-        for node in self.nodes:
-            for text in node.input:
-                producer = text.partition(":")[0]
-                self.consumers[producer] = self.consumers.get(producer, 0) + 1
+        self.results: set[str] = set()  # what bodies return: drawn, never folded
+        for graph in self.graphs:
+            for node in graph.nodes:
+                for text in node.input:
+                    producer = text.partition(":")[0]
+                    self.consumers[producer] = self.consumers.get(producer, 0) + 1
+                    if graph is not self.main and node.op == _OUTPUT:
+                        self.results.add(producer)
         self.folded: dict[str, _Folded] = {}
-        self.names: dict[str, str] = {}  # raw NodeDef name -> the op's name
-        self.labels: dict[str, str] = {}
-        self.recorded: set[str] = set()  # scopes from the dynamo exporter's metadata
+        self.names: dict[str, str] = {}  # raw NodeDef name -> the op's name in its graph
 
     def fold(self) -> FoldedTrace:
-        for node in self.nodes:
-            self._classify(node)
-        drawn = [n for n in self.nodes if n.name not in self.folded]
-        scopes = self._split_calls(drawn, [self._scope(n) for n in drawn])
-        bases = [self._base(n, scope) for n, scope in zip(drawn, scopes, strict=True)]
-        for node, name in zip(drawn, unique_names(bases, scopes), strict=True):
-            self.names[node.name] = name
+        for graph in self.graphs:
+            for node in graph.nodes:
+                self._classify(node)
+        for graph in reversed(self.graphs):  # a body's captures before its parent's
+            graph.drawn = [n for n in graph.nodes if n.name not in self.folded
+                           and (graph is self.main or n.op not in (_INPUT, _OUTPUT))]
+            if graph is not self.main:
+                graph.captured = self._captures(graph)
+        for graph in self.graphs:
+            self._name(graph)
         out = GraphDef()
-        for node in drawn:
-            self._write(out.node.add(), node)
+        for node in self.main.drawn:
+            self._write(out.node.add(), node, self.main)
+        for graph in self.graphs[1:]:
+            self._function(out.library.function.add(), graph)
         note = self.header.attr["shapes note"].s.decode() if "shapes note" in self.header.attr \
             else ""
-        return FoldedTrace(out, *self._signature(drawn), self.labels,
+        calling = frozenset(n.op for g in self.graphs for n in g.drawn if _CALLS in n.attr)
+        return FoldedTrace(out, *self._signature(self.main.drawn), self.main.labels,
                            shapes_remedy=f"{SHAPES_REMEDY}; {note}" if note else SHAPES_REMEDY,
-                           stored_nodes=self.header.attr["nodes"].i)
+                           stored_nodes=self.header.attr["nodes"].i, call_ops=calling)
 
     # ------------------------------------------------------------------ folding
 
     def _classify(self, node: Any) -> None:
         """Fold ``node`` when it is plumbing (nodes come in dataflow order, as ONNX requires:
-        an input named later is never folded)."""
-        op, name = node.op, _name(node)
+        an input named later is never folded; a body comes after the graph that holds its
+        call)."""
+        op, name = node.op, node_name(node)
         if op == _INITIALIZER:
             self.folded[node.name] = _Folded(_text(node), (), frozenset())
             return
-        if node.name not in self.consumers or op in (_INPUT, _OUTPUT):
+        if node.name not in self.consumers or op in (_INPUT, _OUTPUT) \
+                or node.name in self.results:
             return
         inputs = [self.folded.get(text.partition(":")[0]) for text in node.input]
         member = frozenset({f"{op} {name}"})
@@ -150,130 +194,151 @@ class _Folder:
 
     def _source(self, text: str) -> str:
         producer = self.index.get(text.partition(":")[0])
-        return _name(producer) if producer is not None else text
+        return node_name(producer) if producer is not None else text
+
+    def _captures(self, graph: _Graph) -> list[str]:
+        """The tensors of enclosing graphs a body reads: by its ops and results, through
+        the values folded into them, and by the bodies nested in it."""
+        found: dict[str, None] = {}
+        for node in graph.drawn + [n for n in graph.nodes if n.op == _OUTPUT]:
+            reads: list[str] = []
+            for text in node.input:
+                folded = self.folded.get(text.partition(":")[0])
+                reads.extend(folded.reads if folded is not None else (text,))
+            for entry in node.attr[_CALLS].list.func if _CALLS in node.attr else ():
+                inner = self.bodies.get(entry.name)
+                reads.extend(inner.captured if inner is not None and inner.call == node.name
+                             else ())
+            for ref in reads:
+                home = self.home.get(ref.partition(":")[0])
+                if home is not None and home is not graph:
+                    found[ref] = None
+        return list(found)
 
     # ------------------------------------------------------------------ names
 
-    def _scope(self, node: Any) -> str:
-        """The node's module scope (``layer1/0/conv1``), its modules labelled on the way."""
-        if node.op in (_INPUT, _OUTPUT):
-            return ""
-        scopes = [s.decode("utf-8", "replace") for s in node.attr["_scopes"].list.s] \
-            if "_scopes" in node.attr else []
-        if len(scopes) >= 2:
-            classes = [c.decode("utf-8", "replace") for c in node.attr["_classes"].list.s] \
-                if "_classes" in node.attr else []
-            if len(classes) != len(scopes):
-                classes = []
-            scope = self._modules(scopes[1:-1], [c.rpartition(".")[2] for c in classes[1:-1]])
-            self.recorded.add(scope)
-            return scope
-        name = _name(node)
-        if name.startswith("/"):  # TorchScript: /layer1/layer1.0/conv1/Conv
-            return self._modules([p for p in name.split("/")[1:-1] if p], [])
-        return name.rpartition("/")[0]  # another exporter's scopes, as written
+    def _name(self, graph: _Graph) -> None:
+        """The names of a graph's ops, and of a body's arguments and results (unique among
+        them, as one group holds them all)."""
+        namer = ModuleNames()
+        drawn = graph.drawn
+        scopes = namer.split_calls(drawn, [namer.scope(n) for n in drawn])
+        bases = [namer.base(n, scope) for n, scope in zip(drawn, scopes, strict=True)]
+        graph.labels = namer.labels
+        inputs, outputs = [], []
+        if graph is not self.main:
+            inputs = [n.name for n in graph.nodes if n.op == _INPUT] + graph.captured
+            outputs = [n for n in graph.nodes if n.op == _OUTPUT]
+            bases += [safe_name(self._tensor(graph, ref)) or "input" for ref in inputs]
+            bases += [namer.base(n, "") for n in outputs]
+        names = unique_names(bases, scopes)
+        for node, name in zip(drawn, names[:len(drawn)], strict=True):
+            self.names[node.name] = name
+        graph.args = dict(zip(inputs, names[len(drawn):len(drawn) + len(inputs)], strict=True))
+        graph.rets = names[len(drawn) + len(inputs):]
 
-    def _split_calls(self, drawn: list[Any], scopes: list[str]) -> list[str]:
-        """A leaf module the dynamo exporter's metadata says was called more than once
-        (ResNet's ``relu``) split into one scope per call, as TorchScript names them
-        (``relu``, ``relu_1``): one scope for both would be a box that the data leaves and
-        comes back into.  A call is a connected part of the module's ops."""
-        position = {node.name: i for i, node in enumerate(drawn)}
-        members: dict[str, list[int]] = {}
-        for i, scope in enumerate(scopes):
-            if scope in self.recorded:
-                members.setdefault(scope, []).append(i)
-        parents = {s.rpartition("/")[0] for s in set(scopes)}
-        for scope, ops in members.items():
-            if len(ops) < 2 or scope in parents:
-                continue
-            root = {i: i for i in ops}
-            for i in ops:
-                for text in drawn[i].input:
-                    j = position.get(text.partition(":")[0])
-                    if j in root:
-                        root[_find(root, i)] = _find(root, j)
-            calls = list(dict.fromkeys(_find(root, i) for i in ops))
-            label = self.labels.get(scope, scope)
-            for n, call in enumerate(calls[1:], start=2):
-                name, k = f"{scope}_{n - 1}", n
-                while name in self.labels:
-                    name, k = f"{scope}_{k}", k + 1
-                self.labels[name] = f"{label[:-1]}, call {n})" if label.endswith(")") \
-                    else f"{label} (call {n})"
-                for i in ops:
-                    if _find(root, i) == call:
-                        scopes[i] = name
-        return scopes
-
-    def _modules(self, paths: list[str], classes: list[str]) -> str:
-        """Module paths as scope components relative to their parent (``layer1.0`` under
-        ``layer1`` is ``0``), each scope labelled with its dotted path and class.  The dynamo
-        exporter writes full paths (``layer1.0.conv1``); TorchScript a module's name in its
-        parent, but a container's members by the container's name (``downsample.0``)."""
-        dotted, parts = "", list[str]()
-        for i, path in enumerate(paths):
-            if dotted and path.startswith(dotted + "."):
-                part = path[len(dotted) + 1:]
-            elif parts and path.startswith(parts[-1] + "."):
-                part = path[len(parts[-1]) + 1:]
-            else:
-                part = path
-            kind = classes[i] if i < len(classes) else ""
-            called = _CALL.fullmatch(part)
-            prefix = "/".join(parts)
-            if not classes and called and f"{prefix}/{called.group(1)}".lstrip("/") \
-                    in self.labels:  # TorchScript's name for a module's next call: relu_1
-                dotted = f"{dotted}.{called.group(1)}" if dotted else called.group(1)
-                kind = f"call {int(called.group(2)) + 1}"
-            else:
-                dotted = f"{dotted}.{part}" if dotted else part
-            parts.append(part.replace("/", "∕"))
-            scope = "/".join(parts)
-            if scope not in self.labels or (kind and "(" not in self.labels[scope]):
-                self.labels[scope] = f"{dotted} ({kind})" if kind else dotted
-        return "/".join(parts)
-
-    def _base(self, node: Any, scope: str) -> str:
-        if node.op in (_INPUT, _OUTPUT):
-            name = _name(node).replace("/", "_") or node.op.partition("::")[2].lower()
-            return _NUMBERED_OUTPUT if node.op == _OUTPUT and name.isdigit() else name
-        short = node.op.rpartition("::")[2]
-        return f"{scope}/{short}" if scope else short
+    def _tensor(self, graph: _Graph, ref: str) -> str:
+        """The tensor name a body reads ``ref`` by: a formal input's own, else the name the
+        reader recorded for a read of the enclosing graph's tensor (this body's, or a nested
+        body's), else the op's."""
+        producer = self.index.get(ref)
+        if producer is not None and producer.op == _INPUT:
+            return node_name(producer)
+        found = graph.outer.get(ref) or self.outer.get(ref)
+        if found:
+            return found
+        name, colon, index = ref.partition(":")
+        return f"{self.names.get(name, name)}{'_' + index if colon else ''}"
 
     # ------------------------------------------------------------------ writing
 
-    def _write(self, out: Any, node: Any) -> None:
+    def _write(self, out: Any, node: Any, graph: _Graph) -> None:
         out.name = self.names[node.name]
         out.op = {_INPUT: "input", _OUTPUT: "output"}.get(node.op, node.op)
         arguments = [a.decode() for a in node.attr["_inputs"].list.s] \
             if "_inputs" in node.attr else []
         members: set[str] = set()
+        slots: dict[int, int] = {}  # the reader's input slot -> the op's
         for slot, text in enumerate(node.input):
             folded = self.folded.get(text.partition(":")[0])
             if folded is None:
-                out.input.append(self._input_text(text))
+                slots[slot] = len(out.input)
+                out.input.append(self._ref(text, graph))
                 continue
             argument = arguments[slot] if slot < len(arguments) else f"input {slot}"
             out.attr[argument].s = folded.text.encode("utf-8")
             members |= folded.members
             for read in folded.reads:
-                if self._input_text(read) not in out.input:
-                    out.input.append(self._input_text(read))
+                if self._ref(read, graph) not in out.input:
+                    out.input.append(self._ref(read, graph))
         for key in node.attr:
             if not key.startswith("_") or key == "_output_shapes":
                 out.attr[key].CopyFrom(node.attr[key])
+        if _CALLS in node.attr:
+            self._calls(out, node, graph, slots)
         if node.op not in (_INPUT, _OUTPUT):
             out.attr[_NODE].s = node.attr["_name"].s
         if members:
             out.attr[_FOLDED].list.s.extend(m.encode("utf-8") for m in sorted(members))
 
-    def _input_text(self, text: str) -> str:
+    def _calls(self, out: Any, node: Any, graph: _Graph, slots: dict[int, int]) -> None:
+        """The op's ``_calls``, its arguments fed from its inputs after folding; what its
+        bodies read from outside, inputs of the op too."""
+        for entry in node.attr[_CALLS].list.func:
+            call = out.attr[_CALLS].list.func.add()
+            call.CopyFrom(entry)
+            args = [slots.get(slot, -1) for slot in entry.attr["args"].list.i]
+            body = self.bodies.get(entry.name)
+            for ref in body.captured if body is not None and body.call == node.name else ():
+                text = self._ref(ref, graph)
+                if text not in out.input:
+                    out.input.append(text)
+                args.append(list(out.input).index(text))
+            del call.attr["args"].list.i[:]
+            call.attr["args"].list.i.extend(args)
+
+    def _function(self, fdef: Any, graph: _Graph) -> None:
+        """A body or local function as a FunctionDef: arguments, results, ops, and the
+        labels of its module scopes."""
+        fdef.signature.name = graph.name
+        for i, (ref, name) in enumerate(graph.args.items()):
+            arg = fdef.signature.input_arg.add(name=name)
+            producer, _, index = ref.partition(":")
+            dtype, shape = _output(self.index.get(producer), int(index or 0))
+            arg.type = dtype
+            if shape is not None:
+                fdef.arg_attr[i].attr["_output_shapes"].list.shape.add().CopyFrom(shape)
+        outputs = [n for n in graph.nodes if n.op == _OUTPUT]
+        for node, name in zip(outputs, graph.rets, strict=True):
+            fdef.signature.output_arg.add(name=name, type=_output(node, 0)[0])
+            if node.input and node.input[0].partition(":")[0] not in self.folded:
+                fdef.ret[name] = self._ref(node.input[0], graph)
+        for node in graph.drawn:
+            self._write(fdef.node_def.add(), node, graph)
+        for scope, label in graph.labels.items():
+            fdef.attr["_scope_labels"].func.attr[scope].s = label.encode("utf-8")
+
+    def _ref(self, text: str, graph: _Graph) -> str:
+        """How ``graph``'s ops read the raw input ``text``: the model's ops by name (``op``,
+        ``op:1``), a body's as a FunctionDef's do (``op:output:1``, an argument's name; a
+        local function's result by its name)."""
         producer, colon, index = text.partition(":")
+        home = self.home.get(producer)
+        if home is None or home is not graph:
+            # A tensor nothing makes (a missing node, with a warning), or an outer one.
+            return graph.args.get(text, text)
+        if producer in graph.args:
+            return graph.args[producer]
         name = self.names.get(producer)
-        if name is None:
-            return text  # a tensor nothing produces: a missing node, with a warning
-        return f"{name}:{index}" if colon and index != "0" else name
+        if name is None:  # folded: what reads it says so
+            return text
+        k = int(index) if colon else 0
+        if graph is self.main:
+            return f"{name}:{k}" if k else name
+        callee = self.library.get(self.index[producer].op)
+        if callee is not None and k < len(callee.rets):
+            return f"{name}:{callee.rets[k]}:0"
+        return f"{name}:output:{k}"
 
     def _signature(self, drawn: list[Any]
                    ) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
@@ -286,29 +351,26 @@ class _Folder:
                 producer = self.index.get(node.input[0].partition(":")[0])
                 spec = _spec(producer) if producer is not None else (None, None)
                 outputs.append(TensorSpec(self.names[node.name],
-                                          self._input_text(node.input[0]), *spec))
+                                          self._ref(node.input[0], self.main), *spec))
         return tuple(inputs), tuple(outputs)
-
-
-def _find(root: dict[int, int], i: int) -> int:
-    """The representative of ``i``'s part (union-find, paths halved)."""
-    while root[i] != i:
-        root[i] = root[root[i]]
-        i = root[i]
-    return i
-
-
-def _name(node: Any) -> str:
-    return node.attr["_name"].s.decode("utf-8", "replace")
 
 
 def _text(node: Any) -> str:
     return node.attr["_text"].s.decode("utf-8", "replace") if "_text" in node.attr else ""
 
 
-def _spec(node: Any) -> tuple[str | None, tuple[int | None, ...] | None]:
-    """The dtype and shape of a node's first output, as a signature lists them."""
+def _output(node: Any, index: int) -> tuple[int, Any]:
+    """The dtype enum (0 unknown) and the shape proto (None unknown) of a node's output."""
+    if node is None:
+        return 0, None
     dtypes = node.attr["output_types"].list.type if "output_types" in node.attr else []
     shapes = node.attr["_output_shapes"].list.shape if "_output_shapes" in node.attr else []
-    return (dtype_name(dtypes[0]) if dtypes and dtypes[0] else None,
-            shape_from_proto(shapes[0]) if shapes else None)
+    return (dtypes[index] if index < len(dtypes) else 0,
+            shapes[index] if index < len(shapes) else None)
+
+
+def _spec(node: Any) -> tuple[str | None, tuple[int | None, ...] | None]:
+    """The dtype and shape of a node's first output, as a signature lists them."""
+    dtype, shape = _output(node, 0)
+    return (dtype_name(dtype) if dtype else None,
+            shape_from_proto(shape) if shape is not None else None)

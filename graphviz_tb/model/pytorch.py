@@ -112,12 +112,15 @@ class FoldedTrace:
     #: Nodes as the file stores them (``info``'s count, as the format's own tools count);
     #: None for the NodeDefs of the GraphDef folded.
     stored_nodes: int | None = None
+    #: Op types whose ops run functions by their ``_calls`` (see :mod:`.calls`).
+    call_ops: frozenset[str] = frozenset()
 
     def annotate(self, model: GraphModel) -> None:
         """Record on the model what the graph alone does not say."""
         model.inputs, model.outputs = self.inputs, self.outputs
         model.scope_labels = self.scope_labels
         model.shapes_remedy = self.shapes_remedy
+        model.call_ops = self.call_ops
 
 
 def fold_trace(graph_def: Any, where: str = "graph") -> FoldedTrace:
