@@ -55,12 +55,13 @@ def _tf() -> Any:
 
 def write_with(script: str, out: Path, what: str) -> Path:
     """Run ``tests/<script> OUT`` in its own process (the framework that writes the inputs is
-    never imported by the process that reads them), failing the test with its error."""
+    never imported by the process that reads them, or must start afresh to be configured),
+    failing the test with its error."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     done = subprocess.run([sys.executable, str(Path(__file__).parent / script), str(out)],
                           env=env, capture_output=True, text=True, timeout=900, check=False)
     if done.returncode:
-        pytest.fail(f"PyTorch could not write {what}:\n{done.stderr[-3000:]}")
+        pytest.fail(f"{script} could not write {what}:\n{done.stderr[-3000:]}")
     return out
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import zoo
+from conftest import write_with
 
 import graphviz_tb
 from graphviz_tb.group.tree import Group, Hierarchy, Member
@@ -216,6 +217,28 @@ def test_a_gans_second_discriminator_call_reads_nothing_of_the_first(tf: Any, tm
     for name in ("ones_like", "ones_like_1", "zeros_like"):
         assert any(g.label.startswith("binary_crossentropy") for g in h.ops[name].ancestors()
                    ), name
+
+
+def test_a_mirrored_steps_replicas_are_siblings_drawn_alike(tmp_path: Path) -> None:
+    """``MirroredStrategy`` names the first replica as the step's own ops and every other
+    under ``replica_N``: replica 0 stood loose at the top level (its model, loss and asserts
+    beside the optimizer) while replica 1 was framed.  Now both are framed, side by side, in
+    the forward pass and in the gradients, with their models coloured alike; the optimizer,
+    which applies both replicas' gradients, stays theirs to share."""
+    path = write_with("mirrored_step.py", tmp_path, "a MirroredStrategy step") / "mirrored.pb"
+    h = graphviz_tb.load(path).hierarchy(RenderOptions())
+    for top in ("", "gradient_tape/"):
+        first, second = h.groups[f"{top}replica_0"], h.groups[f"{top}replica_1"]
+        assert first.kind == "replica" and first.parent is second.parent
+    assert h.groups["sequential_1"].parent is h.groups["replica_0"]
+    assert h.groups["replica_1/sequential_1"] in h.templates.alike(h.groups["sequential_1"])
+    assert h.groups["gradient_tape/replica_1"] in h.templates.alike(
+        h.groups["gradient_tape/replica_0"])
+    assert h.groups["adam"].parent is h.root
+    (parts,) = h.training.values()
+    assert sorted(g.name for g in parts.models) == ["replica_0", "replica_1"]
+    opened = choose_picture(h, RenderOptions()).expanded
+    assert {h.groups["replica_0"], h.groups["replica_1"]} <= opened
 
 
 def test_every_rule_can_fail(tf: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from .._gc import paused_gc
 from ..options import GroupOptions
 from .dataflow import find_blocks, repair_convexity, sections
+from .replicas import frame_first_replica
 from .scopes import build_scopes, finish, prefix_groups
 from .series import op_series, settle
 from .templates import Templates
@@ -37,6 +38,7 @@ def build_hierarchy(model: GraphModel, options: GroupOptions | None = None) -> H
     options = options or GroupOptions()
     h = Hierarchy(model, options.series_min if options.series else None)
     build_scopes(h)
+    frame_first_replica(h)
     adopt_loose_ops(h)
     fold_variables(h)
     fold_metrics(h)

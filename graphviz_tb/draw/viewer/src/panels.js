@@ -65,8 +65,9 @@ const INVENTED = {
   block: "a stretch of the dataflow",
   section: "a slice of a group too big to draw at once",
   update: "the optimizer's updates of one layer's variables",
-  variables: "the variables the function calls beside it read",
+  variables: "the variables the calls beside it read",
   metrics: "a training step's updates of its metrics",
+  replica: "the first replica of a distributed step, named as the others are",
 };
 
 export function renderDetails(app, i) {
