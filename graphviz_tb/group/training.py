@@ -389,7 +389,9 @@ def fold_metrics(h: Hierarchy) -> None:
     for container, parts in list(h.training.items()):
         kids = container._children
         downstream = _downstream_loose(h, kids)
-        state = _optimizer_state(h, downstream, parts.optimizers or (parts.optimizer,))
+        optimizers = parts.optimizers or (parts.optimizer,)
+        # An optimizer small enough to count as loose (two updates) is never put into itself.
+        state = _optimizer_state(h, [c for c in downstream if c not in optimizers], optimizers)
         for member, optimizer in state.items():
             member.parent = optimizer
             optimizer._children.append(member)
