@@ -69,6 +69,46 @@ def tab(browser: Any, tensorboard: TensorBoard) -> Iterator[Tab]:
     assert [p for p in problems if "tbgraph" in p or "dialog" in p] == []
 
 
+#: Two listings of the runs in flight, the one asked first answered last with an older list
+#: (the last run not yet written); the run picker's options after both.
+_LATE_ANSWER = """async () => {
+  const tab = window.tbgraphTab, real = window.fetch;
+  let release, asked = 0;
+  const held = new Promise((resolve) => { release = resolve; });
+  window.fetch = async (url, ...rest) => {
+    const answer = await real(url, ...rest);
+    if (!String(url).endsWith("runs") || ++asked > 1) return answer;
+    const body = await answer.json();
+    body.runs = body.runs.slice(0, -1);
+    await held;
+    return new Response(JSON.stringify(body), {headers: {"content-type": "application/json"}});
+  };
+  const options = () => [...document.querySelectorAll("select[aria-label='run'] option")]
+    .map((o) => o.value);
+  try {
+    const first = tab.refresh();
+    await tab.refresh();
+    release();
+    await first;
+  } finally {
+    window.fetch = real;
+  }
+  return options();
+}"""
+
+
+def test_a_late_answer_never_undoes_a_newer_run_list(tab: Tab) -> None:
+    """The run list is asked for every 30 s, when the picker gets focus, and by scripts; under
+    load the listing asked first may be answered last, and its older list replaced the newer:
+    a run just written vanished from the picker (the NASNet run listed, then gone when it was
+    chosen a moment later).  The older answer is now ignored."""
+    tab.viewer()
+    before = tab.frame.eval_on_selector_all("select[aria-label='run'] option",
+                                            "os => os.map(o => o.value)")
+    assert len(before) > 2
+    assert tab.frame.evaluate(_LATE_ANSWER) == before
+
+
 def test_the_tab_draws_switches_runs_diffs_and_colours_by_cost(tab: Tab) -> None:
     # The first run (by name) is drawn at once: the one named with markup, shown as text.
     viewer = tab.viewer()

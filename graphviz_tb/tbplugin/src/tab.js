@@ -83,6 +83,8 @@ async function json(url) {
 class Tab {
   constructor(root) {
     this.runs = [];
+    this.listingsAsked = 0; // run listings asked for, and the newest shown (see refresh)
+    this.listingShown = 0;
     this.token = 0;
     this.shown = ""; // the page in the viewer's frame now (route and query)
     this.theme = hostTheme();
@@ -151,14 +153,18 @@ class Tab {
 
   // The runs again: a run written since appears (the first one is shown if none was), a run's
   // new graphs too, and the pickers keep their choice.  Unchanged, the pickers are left alone
-  // (one may be open).
+  // (one may be open).  Listings asked for by the timer, the picker's focus and scripts may
+  // be answered out of order: one answered after a later-asked one is older, and ignored.
   async refresh() {
+    const ticket = ++this.listingsAsked;
     let runs;
     try {
       runs = (await json("runs")).runs;
     } catch {
       return;
     }
+    if (ticket < this.listingShown) return;
+    this.listingShown = ticket;
     const key = (list) => JSON.stringify(list.map((r) => [r.run, r.graphs.map((g) => g.name),
       r.costs.length]));
     if (key(runs) === key(this.runs)) return;
