@@ -38,8 +38,8 @@ def frame_first_replica(h: Hierarchy) -> None:
         # A namesake far bigger than the replicas' is shared by them, not the first's own
         # (the optimizer, which applies every replica's gradients: ``adam``, 390 ops, beside
         # ``replica_1/adam``, 5).
-        first = [c for c in kids if c.label in size and ops_below(c) <= 2 * size[c.label]
-                 and not (isinstance(c, Group) and _REPLICA.fullmatch(c.label))]
+        first = [c for c in kids if c.label in size and c not in others
+                 and ops_below(c) <= 2 * size[c.label]]
         if len(first) < 2:
             continue
         base = f"{container.name}/replica_0" if container.name else "replica_0"

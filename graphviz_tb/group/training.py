@@ -388,10 +388,8 @@ def fold_metrics(h: Hierarchy) -> None:
     nodes = h.model.g.node_data
     for container, parts in list(h.training.items()):
         kids = container._children
-        downstream = _downstream_loose(h, kids)
-        optimizers = parts.optimizers or (parts.optimizer,)
-        # An optimizer small enough to count as loose (two updates) is never put into itself.
-        state = _optimizer_state(h, [c for c in downstream if c not in optimizers], optimizers)
+        downstream = _downstream_loose(h, kids, parts)
+        state = _optimizer_state(h, downstream, parts.optimizers or (parts.optimizer,))
         for member, optimizer in state.items():
             member.parent = optimizer
             optimizer._children.append(member)
@@ -439,11 +437,14 @@ def _optimizer_state(h: Hierarchy, loose: list[Member], optimizers: tuple[Group,
     return state
 
 
-def _downstream_loose(h: Hierarchy, kids: list[Member]) -> list[Member]:
-    """The loose children (not inputs, results or calls) whose outputs feed only each other or
-    the step's results: what serves the loss and the gradients (the batch size, the seed of
-    the gradients) is left out, so the group they make is convex (no path leaves it and comes
-    back)."""
+def _downstream_loose(h: Hierarchy, kids: list[Member], parts: TrainingParts
+                      ) -> list[Member]:
+    """The loose children (not inputs, results, calls or the step's ``parts``) whose outputs
+    feed only each other or the step's results: what serves the loss and the gradients (the
+    batch size, the seed of the gradients) is left out, so the group they make is convex (no
+    path leaves it and comes back).  A part is never loose, however small: an optimizer of
+    two updates was put into itself, a cycle no walk of the tree came out of."""
+    named = {parts.gradients, parts.optimizer, parts.model, *parts.models, *parts.optimizers}
     where = child_index(kids)
     succ = h.model.g.succ
     nodes = h.model.g.node_data
@@ -453,10 +454,11 @@ def _downstream_loose(h: Hierarchy, kids: list[Member]) -> list[Member]:
     # the call's consumers, outside).
     # Loose children, and scopes as small whatever their names (``Cast_2`` holding only
     # ``Cast_2/ReadVariableOp``: TensorFlow made no cast for a variable of the same dtype).
-    loose = {i for i, c in enumerate(kids) if not (isinstance(c, Group) and c.kind == "function")
-             and (_loose(h, c) or (isinstance(c, Group) and c.kind == "scope" and len(
-                 c._children) <= _LOOSE_SCOPE_OPS and not any(
-                     isinstance(m, Group) for m in c._children)))}
+    loose = {i for i, c in enumerate(kids) if c not in named
+             and not (isinstance(c, Group) and c.kind == "function")
+             and (_loose(h, c) or (isinstance(c, Group) and c.kind == "scope"
+                                   and len(c._children) <= _LOOSE_SCOPE_OPS
+                                   and not any(isinstance(m, Group) for m in c._children)))}
     results = {i for i in loose if _anchored(h, kids[i]) or (
         isinstance(kids[i], OpNode) and nodes[kids[i].name]["op"] in _OUTPUT_OPS
         and not feeds[i])}

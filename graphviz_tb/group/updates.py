@@ -63,13 +63,17 @@ def _applying(h: Hierarchy, optimizer: Group) -> Group:
     (``cond/then/cond/adam_w``).  Found by going down while one child group holds over half
     of the variable writes below."""
     nodes = h.model.g.node_data
+
+    def writes(m: Member) -> int:
+        ops = op_members(m) if isinstance(m, Group) else [m]
+        return sum(_writes(nodes[op.name]["op"]) for op in ops)
+
     group = optimizer
     while True:
-        writes = [(sum(_writes(nodes[op.name]["op"]) for op in op_members(c)), c.name, c)
-                  for c in group._children if isinstance(c, Group)]
-        total = sum(_writes(nodes[op.name]["op"]) for op in op_members(group))
-        best = max(writes, key=lambda w: w[:2], default=None)
-        if best is None or 2 * best[0] <= total:
+        counts = [(writes(c), c.name, c) for c in group._children]
+        best = max(((n, name, c) for n, name, c in counts if isinstance(c, Group)),
+                   key=lambda w: w[:2], default=None)
+        if best is None or 2 * best[0] <= sum(n for n, _, _ in counts):
             return group
         group = best[2]
 

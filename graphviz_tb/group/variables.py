@@ -138,10 +138,9 @@ def fold_shared_handles(h: Hierarchy) -> None:
             if calls is not None:
                 shared.setdefault(calls, []).append(op)
     for (prefix, model), handles in sorted(shared.items()):
-        container = h.groups.get(prefix, h.root) if prefix else h.root
-        group = Group(free_name(h, f"{prefix}/{model}_variables" if prefix
-                                else f"{model}_variables"),
-                      h, container, container.depth + 1, kind=VARIABLES_KIND)
+        container = h.groups.get(prefix) or h.root
+        group = Group(free_name(h, f"{prefix}/{model}_variables".lstrip("/")), h, container,
+                      container.depth + 1, kind=VARIABLES_KIND)
         for op in handles:
             _leave(h, op)
         reparent(handles, group)  # type: ignore[arg-type]
