@@ -122,19 +122,21 @@ docs: $(VENV)/.stamp-docs $(VIEWER)
 
 # The benchmarks: what the tests need, plus the peers (Netron; TensorBoard is a dependency).
 $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
-	$(BIN)/python -m pip install -q -e '.[test,tf,bench]'
+	$(BIN)/python -m pip install -q -e '.[test,tf,onnx,torch,bench]'
 	@touch $@
 
 # Speed and size against the baselines and peers, side by side in one run: builds the graphs
 # in bench/graphs/ with TensorFlow when missing, then writes bench/RESULTS.md (takes a while);
 # then the scaling bench: each graph shape at 1x, 2x and 4x, its section of RESULTS.md; then
-# the TensorBoard tab against the command line on NASNet-Large's step (bench/tbplugin.py).
+# the TensorBoard tab against the command line on NASNet-Large's step (bench/tbplugin.py);
+# then ONNX models of 1k to 100k nodes against Netron (bench/onnx_sizes.py).
 bench: $(VENV)/.stamp-bench $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python bench/run.py --build-missing
 	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/tbplugin.py
+	$(BIN)/python bench/onnx_sizes.py
 
 samples: $(VENV)/.stamp-test
 	$(BIN)/python samples/make_samples.py

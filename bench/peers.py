@@ -46,7 +46,8 @@ from timing import Timing
 
 from graphviz_tb.write.page import page_data
 
-__all__ = ["Browser", "HtmlResult", "measure_html", "measure_netron", "measure_tensorboard"]
+__all__ = ["Browser", "HtmlResult", "browser_or_none", "measure_html", "measure_netron",
+           "measure_tensorboard"]
 
 BROWSER_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -110,6 +111,18 @@ class Browser:
             yield context.new_page(), outside
         finally:
             context.close()
+
+
+def browser_or_none(wanted: bool, say: Any) -> Browser | None:
+    """A Browser when ``wanted`` and one can start; else None, ``say`` told why (the bench's
+    command-line columns are still measured without one)."""
+    if not wanted:
+        return None
+    try:
+        return Browser()
+    except Exception as exc:
+        say(f"no browser measurements: {exc}")
+        return None
 
 
 def _timed_out(timeout: float) -> Timing:

@@ -59,7 +59,9 @@ CATALOGUE = {
 SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
 FLOOR_BEGIN, FLOOR_END = "<!-- floor: begin -->", "<!-- floor: end -->"
 TBPLUGIN_BEGIN, TBPLUGIN_END = "<!-- tbplugin: begin -->", "<!-- tbplugin: end -->"
-_SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END), (TBPLUGIN_BEGIN, TBPLUGIN_END))
+ONNX_BEGIN, ONNX_END = "<!-- onnx: begin -->", "<!-- onnx: end -->"
+_SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END), (TBPLUGIN_BEGIN, TBPLUGIN_END),
+             (ONNX_BEGIN, ONNX_END))
 #: Files this large are measured once, whatever --repeat says.
 BIG_FILE = 20_000_000
 
@@ -561,12 +563,7 @@ def main() -> int:
     # would compile every module on every start (0.15 s of each measured command).
     compileall.compile_dir(str(HERE.parent / "graphviz_tb"), quiet=1)
     started, load_start = time.perf_counter(), load_average()
-    browser = None
-    if not args.no_browser:
-        try:
-            browser = peers.Browser()
-        except Exception as exc:
-            say(f"no browser measurements: {exc}")
+    browser = peers.browser_or_none(not args.no_browser, say)
     rows = []
     try:
         with tempfile.TemporaryDirectory(prefix="tbgraph-bench-") as tmp:

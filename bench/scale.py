@@ -422,12 +422,7 @@ def main() -> int:
     repeat = 1 if args.quick else args.repeat
     compileall.compile_dir(str(HERE.parent / "graphviz_tb"), quiet=1)  # as run.py says why
     started, load_start = time.perf_counter(), load_average()
-    browser = None
-    if not args.no_browser:
-        try:
-            browser = peers.Browser()
-        except Exception as exc:
-            say(f"no browser measurements: {exc}")
+    browser = peers.browser_or_none(not args.no_browser, say)
     rows: list[Row] = []
     targets = Targets()
     try:

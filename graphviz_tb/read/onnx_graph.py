@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 from collections import ChainMap
+from collections.abc import MutableMapping
 from typing import Any
 
 from tensorboard.compat.proto.attr_value_pb2 import AttrValue
@@ -55,14 +56,18 @@ def write_graph_def(onnx: Any, model: Any, inferred: Any, note: str) -> GraphDef
 
 class _Scope:
     """The tensor names one graph can read: its own, then its enclosing graphs' (a subgraph
-    reads outer names implicitly; a local function reads none)."""
+    reads outer names implicitly; a local function reads none).
+
+    The model's own graph looks names up in plain dicts, a subgraph in a ChainMap over them:
+    a ChainMap lookup costs several times a dict's, and a 100,000-node model makes 230,000."""
 
     def __init__(self, types: dict[str, Any], parent: _Scope | None = None,
                  outer: Any = None) -> None:
-        self.producers: ChainMap[str, str] = ChainMap() if parent is None \
-            else parent.producers.new_child()
-        self.types: ChainMap[str, Any] = ChainMap(types) if parent is None \
-            else parent.types.new_child(types)
+        self._own: dict[str, str] = {}
+        self.producers: MutableMapping[str, str] = _chain(
+            self._own, None if parent is None else parent.producers)
+        self.types: MutableMapping[str, Any] = _chain(
+            types, None if parent is None else parent.types)
         #: The FunctionDef's ``_outer`` map, where reads of enclosing graphs are recorded.
         self.outer = outer
 
@@ -71,9 +76,17 @@ class _Scope:
         ref = self.producers.get(tensor)
         if ref is None:
             return tensor
-        if self.outer is not None and tensor not in self.producers.maps[0]:
+        if self.outer is not None and tensor not in self._own:
             self.outer[ref].s = tensor.encode("utf-8", "replace")
         return ref
+
+
+def _chain(own: dict[str, Any], parent: MutableMapping[str, Any] | None
+           ) -> MutableMapping[str, Any]:
+    """``own`` in front of ``parent``'s names (writes go to ``own``); ``own`` alone at the top."""
+    if parent is None:
+        return own
+    return ChainMap(own, *(parent.maps if isinstance(parent, ChainMap) else [parent]))
 
 
 class _Writer:
@@ -83,6 +96,11 @@ class _Writer:
         self.onnx, self.model, self.inferred, self.note = onnx, model, inferred, note
         self.kind = onnx.AttributeProto
         self.schemas: dict[tuple[str, str], list[str]] = {}
+        #: Serialized output types -> the attributes they make (see ``_types``).
+        self.built_types: dict[tuple[bytes, ...], list[tuple[str, AttrValue]]] = {}
+        #: Serialized small constants -> their text (TorchScript exports repeat a few
+        #: shape constants thousands of times; numpy made each one's text anew).
+        self.constant_texts: dict[bytes, str] = {}
         #: (domain, name, overload) of each local function -> its FunctionDef's name.
         self.functions: dict[tuple[str, str, str], str] = {}
         self.taken: set[str] = set()
@@ -227,22 +245,16 @@ class _Writer:
         return names
 
     def _types(self, node: Any, types: list[Any]) -> None:
-        tensors = [t.tensor_type if t is not None and t.HasField("tensor_type") else None
-                   for t in types]
-        if any(t is not None and t.elem_type for t in tensors):
-            node.attr["output_types"].list.type.extend(
-                dtype_enum(_DTYPES.get(t.elem_type, "")) or 0 if t is not None else 0
-                for t in tensors)
-        if not any(t is not None and t.HasField("shape") for t in tensors):
-            return  # no output's rank is known (ONNX: no shape field)
-        shapes = node.attr["_output_shapes"].list.shape
-        for tensor in tensors:
-            shape = shapes.add()
-            if tensor is None or not tensor.HasField("shape"):
-                shape.CopyFrom(TensorShapeProto(unknown_rank=True))
-            else:
-                for dim in tensor.shape.dim:
-                    shape.dim.add(size=dim.dim_value if dim.HasField("dim_value") else -1)
+        """The outputs' dtypes and shapes as the NodeDef's ``output_types`` and
+        ``_output_shapes``.  Built once per distinct list of output types and copied after:
+        a model repeats a handful of them (ten thousand ``float32 2×16×32``), and building
+        the attributes field by field was a quarter of the reading."""
+        key = tuple(b"" if t is None else t.SerializeToString() for t in types)
+        built = self.built_types.get(key)
+        if built is None:
+            built = self.built_types[key] = _type_attrs(types)
+        for name, value in built:
+            node.attr[name].CopyFrom(value)
 
     def _attribute(self, attribute: Any) -> AttrValue:
         """An ONNX attribute as the AttrValue the details show: numbers and strings as such,
@@ -286,12 +298,16 @@ class _Writer:
             count *= dim
         external = tensor.data_location == self.onnx.TensorProto.EXTERNAL
         if count <= _MAX_VALUES and not external:
-            try:
-                values = self.onnx.numpy_helper.to_array(tensor).tolist()
-            except Exception:  # a malformed tensor: its size alone
-                values = None
-            if values is not None:
-                return f"{values} ({dtype})"
+            key = tensor.SerializeToString()
+            text = self.constant_texts.get(key)
+            if text is None:
+                try:
+                    values = self.onnx.numpy_helper.to_array(tensor).tolist()
+                except Exception:  # a malformed tensor: its size alone
+                    values = None
+                text = self.constant_texts[key] = "" if values is None else f"{values} ({dtype})"
+            if text:
+                return text
         return f"{dtype} {_dims(list(tensor.dims))} constant"
 
 
@@ -343,6 +359,30 @@ def _op_types(graphs: list[Any]) -> set[str]:
 def _types(graph: Any) -> dict[str, Any]:
     """Each tensor's type as a graph's inputs, value_info and outputs give it."""
     return {info.name: info.type for info in (*graph.input, *graph.value_info, *graph.output)}
+
+
+def _type_attrs(types: list[Any]) -> list[tuple[str, AttrValue]]:
+    """``output_types`` (when a dtype is known) and ``_output_shapes`` (when a rank is) of
+    outputs of these ONNX types (None: not known)."""
+    tensors = [t.tensor_type if t is not None and t.HasField("tensor_type") else None
+               for t in types]
+    attrs = []
+    if any(t is not None and t.elem_type for t in tensors):
+        value = AttrValue()
+        value.list.type.extend(dtype_enum(_DTYPES.get(t.elem_type, "")) or 0
+                               if t is not None else 0 for t in tensors)
+        attrs.append(("output_types", value))
+    if any(t is not None and t.HasField("shape") for t in tensors):
+        value = AttrValue()
+        for tensor in tensors:
+            shape = value.list.shape.add()
+            if tensor is None or not tensor.HasField("shape"):
+                shape.CopyFrom(TensorShapeProto(unknown_rank=True))
+            else:
+                for dim in tensor.shape.dim:
+                    shape.dim.add(size=dim.dim_value if dim.HasField("dim_value") else -1)
+        attrs.append(("_output_shapes", value))
+    return attrs
 
 
 def _op(domain: str, op_type: str) -> str:
