@@ -52,9 +52,10 @@ $(VENV)/.stamp-check: pyproject.toml | $(BIN)/python $(VIEWER)
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@
 
-# What the documentation needs: Sphinx, MkDocs and TensorFlow (the shape-debugging page).
+# What the documentation needs: Sphinx, MkDocs, TensorFlow (the shape-debugging page) and onnx
+# (the ONNX page).
 $(VENV)/.stamp-docs: pyproject.toml | $(BIN)/python $(VIEWER)
-	$(BIN)/python -m pip install -q -e '.[docs,tf]'
+	$(BIN)/python -m pip install -q -e '.[docs,tf,onnx]'
 	@touch $@
 
 demo: $(VENV)/.stamp-install $(VIEWER)
@@ -112,10 +113,12 @@ check: lint $(VIEWER)
 	  --deselect tests/test_architecture.py::test_the_type_hints_agree_with_the_code
 
 # The documentation site, every picture drawn by the tool itself; any warning fails it.
-# Also regenerates the README's picture (deterministic, so it changes only with the graph).
+# Also regenerates the README's pictures (deterministic, so they change only with the graph).
 docs: $(VENV)/.stamp-docs $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz
 	$(BIN)/tbgraph render samples/mnist_tf1.pb -o docs/images/mnist_tf1.svg
+	$(BIN)/tbgraph render docs/models/resnet18.onnx -o docs/images/resnet18_onnx.svg
+	$(BIN)/tbgraph render docs/models/resnet18_add_graph -o docs/images/resnet18_add_graph.svg
 	TF_CPP_MIN_LOG_LEVEL=3 $(BIN)/python -m sphinx -W --keep-going -j auto -b html \
 	  docs docs/_build/html
 	@echo "open docs/_build/html/index.html"

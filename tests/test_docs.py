@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -102,6 +103,19 @@ def test_shape_page_shows_where_inference_breaks(site: Path) -> None:
     assert "1×28×29" in drawn  # the pinned shape on the input's edge
 
 
+def test_onnx_page_draws_one_model_both_ways(site: Path) -> None:
+    """The ONNX page draws ResNet-18 from its ONNX export (whose weights' file is absent)
+    and from its ``add_graph`` trace: the same eight blocks, named as the code names them,
+    with their class."""
+    page = _page(site / "onnx.html")
+    pictures = [(site / src).read_text() for tag, src, _ in page.pictures if tag == "img"]
+    assert len(pictures) == 2
+    blocks = [set(re.findall(r"layer\d\.\d \(BasicBlock\)", svg)) for svg in pictures]
+    assert blocks[0] == blocks[1] == {f"layer{s}.{b} (BasicBlock)" for s in range(1, 5)
+                                      for b in range(2)}
+    assert not (DOCS / "models" / "resnet18.onnx.data").exists()
+
+
 def test_api_page_documents_the_public_surface(site: Path) -> None:
     text = " ".join(_page(site / "api.html").text)
     for name in ("load", "Graph", "RenderOptions", "LoadOptions", "set_display", "shapes",
@@ -135,12 +149,12 @@ _NAME_PX = """() => [...document.querySelectorAll('img.tbgraph-svg')].map((img) 
 
 @pytest.mark.browser
 def test_pictures_in_the_docs_are_readable_where_they_stand(site: Path, browser: Any) -> None:
-    """The gallery's and the front page's static pictures, in a window as wide as the
-    theme's page (1180 px, a 900 px column), draw their names 9 px high or more: at their own
-    size in a frame that scrolls, never shrunk to the column."""
+    """The gallery's, the front page's and the ONNX page's static pictures, in a window as
+    wide as the theme's page (1180 px, a 900 px column), draw their names 9 px high or more:
+    at their own size in a frame that scrolls, never shrunk to the column."""
     page = browser.new_page(viewport={"width": 1180, "height": 900})
     try:
-        for name in ("gallery.html", "index.html"):
+        for name in ("gallery.html", "index.html", "onnx.html"):
             page.goto((site / name).as_uri())
             page.wait_for_load_state("load")
             heights = page.evaluate(_NAME_PX)

@@ -82,14 +82,21 @@ def test_tensorflow_pictures_are_true(graphviz_engine: str, tf_made: dict[str, P
     assert assert_true_picture(graph, RenderOptions(**variant)) > 0
 
 
-def test_the_readme_picture_is_true() -> None:
-    """The README's picture, exactly as committed, against the sample it draws (``make docs``
-    draws it with Graphviz's own programs, the engine chosen when ``dot`` is present)."""
-    readme = SAMPLES.parent / "docs" / "images" / "mnist_tf1.svg"
-    graph = graphviz_tb.load(SAMPLES / "mnist_tf1.pb")
+#: The README's pictures and what each draws, from the repository's root.
+README_PICTURES = {"mnist_tf1.svg": "samples/mnist_tf1.pb",
+                   "resnet18_onnx.svg": "docs/models/resnet18.onnx",
+                   "resnet18_add_graph.svg": "docs/models/resnet18_add_graph"}
+
+
+@pytest.mark.parametrize("picture", sorted(README_PICTURES))
+def test_the_readme_pictures_are_true(picture: str) -> None:
+    """The README's pictures, exactly as committed, against what they draw (``make docs``
+    draws them with Graphviz's own programs, the engine chosen when ``dot`` is present)."""
+    root = SAMPLES.parent
+    graph = graphviz_tb.load(root / README_PICTURES[picture])
     options = RenderOptions()
-    assert readme.read_text(encoding="utf-8") == graph.render(options=options), \
-        "docs/images/mnist_tf1.svg is stale: run 'make docs'"
+    assert (root / "docs" / "images" / picture).read_text(encoding="utf-8") == \
+        graph.render(options=options), f"docs/images/{picture} is stale: run 'make docs'"
     assert_true_picture(graph, options)
 
 
