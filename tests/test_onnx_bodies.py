@@ -268,6 +268,43 @@ def test_a_local_function_called_twice_opens_twice_alike(tmp_path: Path) -> None
     check_bodies(path, loaded)
 
 
+def test_a_functions_weights_fold_into_its_ops_at_every_call(tmp_path: Path) -> None:
+    """PyTorch's ``export_modules_as_functions`` passes each call its module's weights as
+    operands.  Those operands are initializers, never drawn, so the function's weight
+    arguments stood unfed inside both calls, named after one call's weights
+    (``second.fc.weight`` inside ``first``).  A formal input fed by a weight at every call is
+    no argument: the op reading it lists each call's weight, as an op of the model lists its
+    own; an input fed by an op at some call stays an argument, wired."""
+    onnx = _onnx()
+    helper = onnx.helper
+    linear = helper.make_function("local", "Linear", ["x", "w", "b"], ["y"], [
+        _node("Gemm", ["x", "w", "b"], ["g"], "f_gemm", transB=1),
+        _node("Relu", ["g"], ["y"], "f_relu")], [helper.make_opsetid("", 18)])
+    weights = [helper.make_tensor(f"{layer}.{kind}", onnx.TensorProto.FLOAT, dims,
+                                  [0.5] * (dims[0] * (dims[1] if len(dims) > 1 else 1)))
+               for layer in ("first", "second") for kind, dims in (("w", [3, 3]), ("b", [3]))]
+    graph = _graph([
+        _node("Linear", ["x", "first.w", "first.b"], ["h"], "first", domain="local"),
+        _node("ReduceMean", ["h"], ["h_bias"], "bias_from_h", keepdims=0),
+        _node("Linear", ["h", "second.w", "h_bias"], ["y"], "second", domain="local")],
+        "main", ["x"], ["y"], initializer=weights)
+    path = _save(tmp_path, graph, [linear])
+    loaded = graphviz_tb.load(path)
+    model, h = loaded.model, loaded.hierarchy(OPEN)
+    g = model.g
+    calls = sorted(op for op in g if model.op(op) == "local::Linear")
+    assert len(calls) == 2
+    for call in calls:
+        inside = {o.rpartition("/")[2] for o in ops_under(h.groups[call])}
+        assert "w" not in inside, inside  # a weight at every call: not an argument
+        gemm = model.attrs(f"{call}/Gemm")
+        assert "first.w" in gemm["B"] and "second.w" in gemm["B"], gemm["B"]
+        assert set(g.predecessors(f"{call}/Gemm")) == {f"{call}/x", f"{call}/b"}
+    fed = {v: d["tensor"] for _, v, d in g.out_edges(calls[1], data=True)}
+    assert fed == {f"{calls[1]}/x": (calls[0], 0), f"{calls[1]}/b": ("ReduceMean", 0)}
+    check_bodies(path, loaded)
+
+
 # ------------------------------------------------------------------ names and odd files
 
 @pytest.mark.browser

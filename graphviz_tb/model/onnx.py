@@ -141,6 +141,7 @@ class _Folder:
         for graph in self.graphs:
             for node in graph.nodes:
                 self._classify(node)
+        self._fold_weight_arguments()
         for graph in reversed(self.graphs):  # a body's captures before its parent's
             graph.drawn = [n for n in graph.nodes if n.name not in self.folded
                            and (graph is self.main or n.op not in (_INPUT, _OUTPUT))]
@@ -192,6 +193,37 @@ class _Folder:
                 tuple(dict.fromkeys(r for p in parts for r in p.reads)),
                 member.union(*(p.members for p in parts)))
 
+    def _fold_weight_arguments(self) -> None:
+        """A local function's formal input that every call feeds with a weight or a constant
+        folds as they do: PyTorch's ``export_modules_as_functions`` passes each call its
+        module's parameters, which are never drawn, so the argument stood unfed in every
+        call, named after one call's weight.  The op reading it lists what each call passes."""
+        passed: dict[str, list[list[str] | None]] = {}  # per formal input: texts, or None
+        for graph in self.graphs:
+            for node in graph.nodes:
+                for entry in node.attr[_CALLS].list.func if _CALLS in node.attr else ():
+                    function = self.library.get(entry.name)
+                    if function is None or function.call is not None:
+                        continue  # a body: its op passes the values it computes
+                    slots = list(entry.attr["args"].list.i)
+                    seen = passed.setdefault(entry.name, [[] for _ in slots])
+                    for i, slot in enumerate(slots[:len(seen)]):
+                        folded = self.folded.get(node.input[slot].partition(":")[0]) \
+                            if 0 <= slot < len(node.input) else None
+                        texts = seen[i]
+                        if folded is None or folded.reads:
+                            seen[i] = None
+                        elif texts is not None:
+                            texts.append(folded.text)
+        for name, seen in passed.items():
+            formals = [n for n in self.library[name].nodes if n.op == _INPUT]
+            for node, texts in zip(formals, seen, strict=False):
+                if texts and node.name not in self.results:
+                    text = f"at each call: {'; '.join(dict.fromkeys(texts))}"
+                    self.folded[node.name] = _Folded(
+                        text if len(text) <= _MAX_TEXT else f"{text[:_MAX_TEXT]}…", (),
+                        frozenset())
+
     def _source(self, text: str) -> str:
         producer = self.index.get(text.partition(":")[0])
         return node_name(producer) if producer is not None else text
@@ -227,7 +259,8 @@ class _Folder:
         graph.labels = namer.labels
         inputs, outputs = [], []
         if graph is not self.main:
-            inputs = [n.name for n in graph.nodes if n.op == _INPUT] + graph.captured
+            inputs = [n.name for n in graph.nodes if n.op == _INPUT
+                      and n.name not in self.folded] + graph.captured
             outputs = [n for n in graph.nodes if n.op == _OUTPUT]
             bases += [safe_name(self._tensor(graph, ref)) or "input" for ref in inputs]
             bases += [namer.base(n, "") for n in outputs]
@@ -287,7 +320,10 @@ class _Folder:
         for entry in node.attr[_CALLS].list.func:
             call = out.attr[_CALLS].list.func.add()
             call.CopyFrom(entry)
-            args = [slots.get(slot, -1) for slot in entry.attr["args"].list.i]
+            callee = self.library.get(entry.name)
+            formals = [n.name for n in callee.nodes if n.op == _INPUT] if callee else []
+            args = [slots.get(slot, -1) for i, slot in enumerate(entry.attr["args"].list.i)
+                    if i >= len(formals) or formals[i] not in self.folded]
             body = self.bodies.get(entry.name)
             for ref in body.captured if body is not None and body.call == node.name else ():
                 text = self._ref(ref, graph)
