@@ -305,6 +305,28 @@ def test_a_functions_weights_fold_into_its_ops_at_every_call(tmp_path: Path) -> 
     check_bodies(path, loaded)
 
 
+def test_the_memory_estimate_counts_what_bodies_add(tmp_path: Path) -> None:
+    """A graph too large for the machine is refused before it is built, from an estimate of
+    the ops the picture will hold: those opening a ``Loop``'s or a ``Scan``'s body adds
+    count, as a TensorFlow ``While``'s do (they were left out: a model whose ops sit in one
+    loop's body was estimated at its handful of top-level ops)."""
+    chain = [_node("Relu", ["v_in" if i == 0 else f"t{i - 1}"], [f"t{i}"], f"r{i}")
+             for i in range(300)]
+    body = _graph([*chain, _node("Identity", ["cond_in"], ["cond_out"], "keep_going")],
+                  "loop_body", ["i", "cond_in", "v_in"], ["cond_out", "t299"])
+    scan_body = _graph([_node("Add", ["s", "e"], ["s2"], "acc"),
+                        _node("Neg", ["s2"], ["o"], "neg")], "scan_body", ["s", "e"],
+                       ["s2", "o"])
+    graph = _graph([
+        _node("ReduceSum", ["x"], ["m"], "trips"), _node("Greater", ["m", "m"], ["go"], "go"),
+        _node("Loop", ["m", "go", "x"], ["final"], "loop", body=body),
+        _node("Scan", ["final", "x"], ["state", "out"], "scan", body=scan_body,
+              num_scan_inputs=1)], "main", ["x"], ["state", "out"])
+    cost = graphviz_tb.load(_save(tmp_path, graph)).cost
+    assert cost is not None
+    assert cost.inlined >= 300 + 2  # each body's nodes, once per call
+
+
 # ------------------------------------------------------------------ names and odd files
 
 @pytest.mark.browser

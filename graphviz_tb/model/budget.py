@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import GraphvizTbError
 from ..limits import ENV, MB, memory_limit, resident
-from .calls import call_targets, calling_ops
+from .calls import call_targets, calling_ops, wired_ops
 
 if TYPE_CHECKING:
     from ..options import LoadOptions
@@ -105,7 +105,7 @@ def graph_cost(graph_def: Any, options: LoadOptions, names: list[str] | None = N
                if options.functions and graph_def.HasField("library") else {})
     if library:
         bodies = [graph_def.node, *(f.node_def for f in library.values())]
-        calling = calling_ops(library)
+        calling = calling_ops(library, wired_ops(bodies, library))
         for nodes in bodies:
             for node in nodes:
                 if node.op not in calling:

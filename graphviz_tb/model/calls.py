@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from .builder import ModelBuilder
     from .graph import GraphModel
 
-__all__ = ["call_targets", "call_wiring", "calling_ops", "inline_calls", "inline_library"]
+__all__ = ["call_targets", "call_wiring", "calling_ops", "inline_calls", "inline_library",
+           "wired_ops"]
 
 _PLAIN_CALLS = frozenset({"StatefulPartitionedCall", "PartitionedCall", "TPUPartitionedCall"})
 _WHILE = frozenset({"While", "StatelessWhile", "_While"})
@@ -107,6 +108,16 @@ def calling_ops(library: dict[str, Any], wired: frozenset[str] = frozenset()
     ops' attributes, or even calling :func:`call_targets`, once per op of a 65,000-op graph.
     ``wired`` are the op types the model says run functions by ``_calls``."""
     return _CALL_OPS | frozenset(library) | wired
+
+
+def wired_ops(bodies: list[Any], library: dict[str, Any]) -> frozenset[str]:
+    """The op types in ``bodies`` (lists of NodeDefs) that run functions by ``_calls`` (an
+    ONNX ``Loop`` or ``Scan``, whose type names no function).  Read only when some function
+    is the body of an op (its ``_call`` attribute), so a TensorFlow graph's ops are never
+    read for it."""
+    if not any("_call" in f.attr for f in library.values()):
+        return frozenset()
+    return frozenset(n.op for nodes in bodies for n in nodes if _WIRED in n.attr)
 
 
 def call_wiring(node_def: Any, target: int) -> tuple[list[int], list[int], list[int]] | None:
