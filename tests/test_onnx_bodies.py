@@ -305,6 +305,39 @@ def test_a_functions_weights_fold_into_its_ops_at_every_call(tmp_path: Path) -> 
     check_bodies(path, loaded)
 
 
+def test_a_functions_tensors_have_the_shapes_its_calls_give_them(tmp_path: Path) -> None:
+    """``onnx.shape_inference`` types the model's graph but not a local function's body, so
+    every edge inside a call was unlabelled.  A body's types follow from what its calls pass:
+    when every call passes the same types, the body's tensors carry the shapes they make;
+    when calls differ, none (one body is drawn for all, and a shape true of one call would
+    be false of the other)."""
+    onnx = _onnx()
+    helper = onnx.helper
+    same = _graph([
+        _node("Block", ["x", "x"], ["y1"], "first", domain="local"),
+        _node("Block", ["y1", "x"], ["y2"], "second", domain="local")], "main", [], ["y2"])
+    del same.input[:]
+    same.input.append(helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 5]))
+    loaded = graphviz_tb.load(_save(tmp_path, same, [_function()]))
+    model = loaded.model
+    calls = sorted(op for op in model.g if model.op(op) == "local::Block")
+    for call in calls:
+        for op in ("a", "Relu", "Mul", "Add"):
+            info = model.tensor(f"{call}/{op}", 0)
+            assert info is not None and info.shape == (2, 5), (call, op, info)
+    mixed = _graph([
+        _node("Block", ["x", "x"], ["y1"], "first", domain="local"),
+        _node("ReduceSum", ["x"], ["s"], "total", keepdims=1),
+        _node("Block", ["s", "s"], ["y2"], "second", domain="local")], "main", [], ["y2"])
+    del mixed.input[:]
+    mixed.input.append(helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 5]))
+    loaded = graphviz_tb.load(_save(tmp_path, mixed, [_function()], name="mixed.onnx"))
+    model = loaded.model
+    for call in sorted(op for op in model.g if model.op(op) == "local::Block"):
+        info = model.tensor(f"{call}/Relu", 0)
+        assert info is None or info.shape is None, (call, info)
+
+
 def test_the_memory_estimate_counts_what_bodies_add(tmp_path: Path) -> None:
     """A graph too large for the machine is refused before it is built, from an estimate of
     the ops the picture will hold: those opening a ``Loop``'s or a ``Scan``'s body adds

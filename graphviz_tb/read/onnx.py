@@ -99,7 +99,7 @@ def _read(name: str) -> GraphDef:
     if not model.graph.node:
         raise NoGraphError(f"{name}: the ONNX graph holds no nodes")
     inferred, note = _inferred(onnx, model)
-    return write_graph_def(onnx, model, inferred, note)
+    return write_graph_def(onnx, model, inferred, note, _function_types(onnx, inferred))
 
 
 def _inferred(onnx: Any, model: Any) -> tuple[Any, str]:
@@ -110,3 +110,49 @@ def _inferred(onnx: Any, model: Any) -> tuple[Any, str]:
     except Exception as exc:  # a custom op, a malformed graph, a model over 2 GB
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return model, f"onnx.shape_inference failed: {reason[:200]}"
+
+
+def _function_types(onnx: Any, model: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Each local function's tensor types, by (domain, name, overload), inferred from what
+    its calls pass when every call passes the same types.
+
+    ``onnx.shape_inference`` types the model's graphs but leaves a function's body untyped:
+    the body is one for all its calls.  Calls that pass different types give none (one body
+    is drawn for all, and a shape true of one call would be false of another), and so does a
+    body that reads its caller's attributes (its ops' attributes are not known alone)."""
+    known: dict[str, Any] = {}
+    calls: dict[tuple[str, str, str], list[Any]] = {}
+    stack = [model.graph]
+    while stack:
+        graph = stack.pop()
+        known.update((t.name, onnx.helper.make_tensor_type_proto(t.data_type, t.dims))
+                     for t in graph.initializer)
+        known.update((v.name, v.type) for v in (*graph.input, *graph.value_info, *graph.output))
+        for node in graph.node:
+            calls.setdefault((node.domain, node.op_type, getattr(node, "overload", "")),
+                             []).append(node)
+            for attribute in node.attribute:
+                stack.extend([attribute.g] if attribute.HasField("g") else attribute.graphs)
+    helper, found = onnx.helper, {}
+    for function in model.functions:
+        key = (function.domain, function.name, getattr(function, "overload", ""))
+        passed = {tuple(known[t].SerializeToString() if t in known else b"" for t in n.input)
+                  for n in calls.get(key, [])}
+        if len(passed) != 1 or b"" in next(iter(passed)) or any(
+                a.ref_attr_name for n in function.node for a in n.attribute):
+            continue
+        actual = calls[key][0].input
+        body = helper.make_graph(
+            list(function.node), function.name,
+            [helper.make_value_info(formal, known[a])
+             for formal, a in zip(function.input, actual, strict=False)],
+            [helper.make_empty_tensor_value_info(o) for o in function.output])
+        alone = helper.make_model(body, opset_imports=list(function.opset_import),
+                                  functions=[f for f in model.functions if f is not function],
+                                  ir_version=model.ir_version)
+        try:
+            typed = onnx.shape_inference.infer_shapes(alone).graph
+        except Exception:  # a custom op, a function calling itself: the body stays untyped
+            continue
+        found[key] = {v.name: v.type for v in (*typed.input, *typed.value_info, *typed.output)}
+    return found

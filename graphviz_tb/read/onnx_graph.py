@@ -48,10 +48,13 @@ _MAX_VALUES = 16
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def write_graph_def(onnx: Any, model: Any, inferred: Any, note: str) -> GraphDef:
+def write_graph_def(onnx: Any, model: Any, inferred: Any, note: str,
+                    function_types: dict[tuple[str, str, str], dict[str, Any]]) -> GraphDef:
     """``model`` as the GraphDef of the module docstring; ``inferred`` is the same model with
-    ``onnx.shape_inference``'s types (or ``model`` itself, ``note`` saying why not)."""
-    return _Writer(onnx, model, inferred, note).write()
+    ``onnx.shape_inference``'s types (or ``model`` itself, ``note`` saying why not), and
+    ``function_types`` the types of each local function's tensors, by (domain, name,
+    overload), where they could be told."""
+    return _Writer(onnx, model, inferred, note, function_types).write()
 
 
 class _Scope:
@@ -92,8 +95,10 @@ def _chain(own: dict[str, Any], parent: MutableMapping[str, Any] | None
 class _Writer:
     """One ModelProto written as the GraphDef of the module docstring."""
 
-    def __init__(self, onnx: Any, model: Any, inferred: Any, note: str) -> None:
+    def __init__(self, onnx: Any, model: Any, inferred: Any, note: str,
+                 function_types: dict[tuple[str, str, str], dict[str, Any]]) -> None:
         self.onnx, self.model, self.inferred, self.note = onnx, model, inferred, note
+        self.function_types = function_types
         self.kind = onnx.AttributeProto
         self.schemas: dict[tuple[str, str], list[str]] = {}
         #: Serialized output types -> the attributes they make (see ``_types``).
@@ -127,10 +132,11 @@ class _Writer:
         types = _types(graph)
         types.update((v.name, v.type) for v in model.graph.value_info)  # the file's own win
         self._graph(self.out.node, _Scope(types), graph)
-        for function, name in zip(functions, self.functions.values(), strict=True):
+        for (key, name), function in zip(self.functions.items(), functions, strict=True):
             fdef = self.out.library.function.add()
             fdef.signature.name = name
-            scope = _Scope({v.name: v.type for v in getattr(function, "value_info", ())})
+            scope = _Scope({**self.function_types.get(key, {}),
+                            **{v.name: v.type for v in getattr(function, "value_info", ())}})
             self._body(fdef.node_def, scope, list(function.input), (), function.node,
                        list(function.output))
         return self.out
