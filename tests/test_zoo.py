@@ -327,3 +327,44 @@ def test_mobilenet_v3_with_clipping_a_schedule_and_weight_decay_opens_its_model(
     assert parts.model in view.open and parts.optimizer not in view.open
     assert [g.name for g in view.h.groups.values() if g.kind == "section"] == []
     assert not [c.name for c in view.h.root.children if c.label.startswith("AssignVariable")]
+
+
+def test_mixed_precision_xception_opens_its_model_and_no_box_holds_half(
+        tf: Any, tmp_path: Path) -> None:
+    """Issue 42's named case (at 71 px, Xception's smallest input): Xception under
+    ``mixed_float16`` with a loss-scaling SGD.  Its backward pass was one closed box of
+    2,523 ops, more than half the graph, and the optimizer showed only as ``cond`` ->
+    ``then``.  The model opens into its flows, no part holding half of it; no closed box
+    but the optimizer holds half the graph; the optimizer waits for a click and says what
+    it is."""
+    import keras
+    import training_steps as steps
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = keras.applications.Xception(weights=None, input_shape=(71, 71, 3),
+                                            classes=10, classifier_activation=None)
+        opt = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01))
+        concrete = steps.train_step(tf, keras, model, opt).get_concrete_function(
+            tf.TensorSpec([None, 71, 71, 3], tf.float32, name="images"),
+            tf.TensorSpec([None], tf.int32, name="labels"))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    path = tmp_path / "step.pb"
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    view = View(graphviz_tb.load(path))
+    h = view.h
+    (parts,) = h.training.values()
+    assert parts.model is not None and parts.model.name.startswith(model.name)
+    assert parts.model in view.open and parts.optimizer not in view.open
+    assert parts.optimizer.label == "cond: loss scaling, sgd", parts.optimizer.label
+    half = [(b.name, b.op_count) for b in view.closed_boxes(parts.model)
+            if 2 * b.op_count > parts.model.op_count]
+    assert half == []
+    total = h.root.op_count
+    big = [(b.name, b.op_count) for b in view.closed_boxes(h.root)
+           if 2 * b.op_count > total and b is not parts.optimizer]
+    assert big == [], (big, total)
+    assert parts.gradients is not None and parts.gradients in view.open
