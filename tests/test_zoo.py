@@ -368,3 +368,67 @@ def test_mixed_precision_xception_opens_its_model_and_no_box_holds_half(
            if 2 * b.op_count > total and b is not parts.optimizer]
     assert big == [], (big, total)
     assert parts.gradients is not None and parts.gradients in view.open
+
+
+def test_a_unet_with_default_names_opens_into_its_stages(tf: Any, tmp_path: Path) -> None:
+    """Issue 42's named case: a U-Net of four levels with Keras' default layer names
+    (``conv2d_7``, ``batch_normalization_7``, ...) and SGD.  Every cut between its first
+    stage and its last crosses a skip connection, so no waist split the middle: the model
+    opened into three parts, the middle one holding 57% of it, closed, and the last stage
+    into 16 one-layer boxes; no encoder, decoder or skip could be seen.  Now each stage is a
+    box (the encoder's, the bottleneck, the decoder's), those alike coloured alike, and each
+    skip connection is an edge from an encoder stage into a decoder stage."""
+    import keras
+    import training_steps as steps
+    from keras import layers
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+
+    def stage(x: Any, width: int) -> Any:
+        for _ in range(2):
+            x = layers.Conv2D(width, 3, padding="same")(x)
+            x = layers.BatchNormalization()(x)
+            x = layers.Activation("relu")(x)
+        return x
+
+    images = keras.Input((32, 32, 3))
+    x, skips = images, []
+    for width in (8, 16, 32, 64):
+        x = stage(x, width)
+        skips.append(x)
+        x = layers.MaxPooling2D()(x)
+    x = stage(x, 128)
+    for width, skip in zip((64, 32, 16, 8), reversed(skips), strict=True):
+        x = layers.Conv2DTranspose(width, 2, strides=2, padding="same")(x)
+        x = stage(layers.Concatenate()([x, skip]), width)
+    model = keras.Model(images, layers.Conv2D(3, 1)(x))
+    concrete = steps.train_step(tf, keras, model, keras.optimizers.SGD(0.01)) \
+        .get_concrete_function(tf.TensorSpec([None, 32, 32, 3], tf.float32, name="images"),
+                               tf.TensorSpec([None, 32, 32], tf.int32, name="masks"))
+    path = tmp_path / "step.pb"
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    view = View(graphviz_tb.load(path))
+    h = view.h
+    (parts,) = h.training.values()
+    net = parts.model
+    assert net is not None and net in view.open
+    boxes = view.closed_boxes(net)
+    assert len(boxes) >= 9, [b.name for b in boxes]  # 4 down, the bottleneck, 4 up
+    assert max(b.op_count for b in boxes) * 4 < net.op_count, [(b.name, b.op_count)
+                                                                for b in boxes]
+    alike = sorted((len([b for b in boxes if b in h.templates.alike(a)]) for a in boxes),
+                   reverse=True)
+    assert alike[:6] == [3] * 6, alike  # the three inner encoder and decoder stages each
+
+    def box(op: str) -> Member:
+        return view.holder(h.ops[op])
+
+    model_g = h.model.g
+    concats = [op for op in model_g if h.model.op(op) == "ConcatV2"
+               and op.startswith(f"{net.name}/") and op in h.ops]
+    assert len(concats) == 4
+    for op in concats:
+        feeders = {box(p) for p in model_g.predecessors(op)
+                   if h.model.op(p) != "Const" and p in h.ops} - {box(op)}
+        assert len(feeders) == 2, (op, [f.name for f in feeders])  # the stage below, a skip

@@ -44,6 +44,8 @@ __all__ = ["ChildGraph", "blocks", "convex_chunks", "cyclic_parts", "has_sequenc
 
 #: Segments smaller than this (children) are joined with their neighbours in a run.
 _SMALL = 2
+#: A stage's plateau: at least this many positions with the same count of values waiting.
+_PLATEAU = 3
 #: Periods tried when a sequence of segments repeats (a Transformer layer has two halves).
 _PERIODS = (2, 3, 4)
 #: A graph whose longest path is shorter than this has no sequence of modules to find (many
@@ -334,15 +336,40 @@ def _live_counts(last: list[int]) -> list[int]:
 
 
 def _refine(cuts: list[int], live: list[int], n: int, big: int) -> list[int]:
-    """Cut segments longer than ``big`` again where at most two values cross."""
+    """Cut a segment longer than ``big`` again: at the ends of its stages where it has them
+    (see :func:`_stages`), else where at most two values cross (NASNet's cells, each reading
+    the two before it)."""
     out: list[int] = []
     bounds = [-1, *cuts, n - 1]
     for lo, hi in itertools.pairwise(bounds):
         if hi - lo > big:
-            out.extend(k for k in range(lo + 1, hi) if live[k] <= 2)
+            out.extend(_stages(live, lo, hi)
+                       or [k for k in range(lo + 1, hi) if live[k] <= 2])
         if hi != n - 1:
             out.append(hi)
     return sorted(set(out))
+
+
+def _stages(live: list[int], lo: int, hi: int) -> list[int]:
+    """The ends of a segment's stages: the positions in ``(lo, hi)`` where a plateau begins
+    or ends, when it has two or more.  A plateau is a run of at least ``_PLATEAU`` positions
+    with the same count of values wanted later, two or more: a chain of layers that runs
+    while values made before it wait (a U-Net's encoder stage, holding the skips of the
+    stages above; the decoder stage that takes one of them back; an unrolled LSTM's time
+    steps, each holding the cell state).  The count steps at each stage's end: the stages
+    are where no waist is, since every cut in a skip's span crosses it."""
+    runs: list[tuple[int, int]] = []  # (first, last) position of each plateau
+    k = lo + 1
+    while k < hi:
+        end = k
+        while end + 1 < hi and live[end + 1] == live[k]:
+            end += 1
+        if live[k] >= 2 and end - k + 1 >= _PLATEAU:
+            runs.append((k, end))
+        k = end + 1
+    if len(runs) < 2:
+        return []
+    return sorted({k for first, last in runs for k in (first - 1, last) if lo < k < hi})
 
 
 def blocks(g: ChildGraph, signature: Keys) -> list[list[int]]:
