@@ -2,8 +2,13 @@
 TorchScript one (``dynamo=False``) and the dynamo one (the default, which writes weights to
 an external ``.data`` file).  Random weights, CPU, small inputs.
 
-* ``resnet18``: torchvision's ResNet-18 on a 64×64 image;
+* ``resnet18`` and ``resnet50``: torchvision's ResNets on a 64×64 image;
+* ``vit_b_16``: torchvision's ViT-B/16, all twelve encoder layers, on a 32×32 image (four
+  patches: the model, only fewer patches);
+* ``mobilenet_v3``: torchvision's MobileNetV3 (Large) on a 64×64 image;
 * ``text``: the ``TransformerEncoder`` text classifier of ``torch_models.py``;
+* ``seq2seq``: its LSTM encoder–decoder;
+* ``unet``: its U-Net, whose levels down and up are ``ModuleList``\\ s;
 * ``branchy``: a scripted model with a ``Loop`` and an ``If`` (TorchScript exporter only:
   the dynamo exporter does not take scripted modules);
 * ``cond``: ``torch.cond`` (dynamo exporter only), an ``If`` with two branches;
@@ -30,7 +35,7 @@ from pathlib import Path
 import torch
 import torchvision
 from torch import nn
-from torch_models import TextClassifier
+from torch_models import Seq2Seq, TextClassifier, UNet
 
 
 class Branchy(nn.Module):
@@ -136,8 +141,17 @@ def _models() -> list[tuple[str, nn.Module, tuple[torch.Tensor, ...], tuple[bool
     return [
         ("resnet18", torchvision.models.resnet18(weights=None).eval(),
          (torch.zeros(1, 3, 64, 64),), (False, True)),
+        ("resnet50", torchvision.models.resnet50(weights=None).eval(),
+         (torch.zeros(1, 3, 64, 64),), (False, True)),
+        ("vit_b_16", torchvision.models.vit_b_16(weights=None, image_size=32).eval(),
+         (torch.zeros(1, 3, 32, 32),), (False, True)),
+        ("mobilenet_v3", torchvision.models.mobilenet_v3_large(weights=None).eval(),
+         (torch.zeros(1, 3, 64, 64),), (False, True)),
         ("text", TextClassifier().eval(), (torch.zeros(2, 10, dtype=torch.long),),
          (False, True)),
+        ("seq2seq", Seq2Seq().eval(), (torch.zeros(2, 5, dtype=torch.long),
+                                       torch.zeros(2, 4, dtype=torch.long)), (False, True)),
+        ("unet", UNet().eval(), (torch.zeros(1, 3, 32, 32),), (False, True)),
         ("branchy", torch.jit.script(Branchy()), (torch.ones(3, 8),), (False,)),
         ("cond", Cond().eval(), (torch.ones(3, 8),), (True,)),
         ("nested", torch.jit.script(Nested()), (torch.ones(3, 8),), (False,)),

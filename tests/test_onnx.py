@@ -1,9 +1,11 @@
 """ONNX models read as the model (issue 46).
 
 The files are written by the installed PyTorch with both exporters (``onnx_models.py``, in a
-subprocess: reading them needs ``onnx``, never PyTorch): ResNet-18, a ``TransformerEncoder``
-text model, a scripted model with ``Loop`` and ``If``, ``torch.cond``, a scripted model with a
-loop inside a branch, and a module exported as a local function.  Each is checked
+subprocess: reading them needs ``onnx``, never PyTorch): torchvision's ResNet-18, ResNet-50,
+ViT-B/16 and MobileNetV3, a ``TransformerEncoder`` text model, an LSTM encoder-decoder, a
+U-Net with ``ModuleList``\\ s, a scripted model with ``Loop`` and ``If``, ``torch.cond``, a
+scripted model with a loop inside a branch, and a module exported as a local function.  The
+files no PyTorch exported here are in ``test_onnx_unexported.py``.  Each is checked
 against what ``onnx`` itself reads from the file (its nodes and initializers) and against
 what PyTorch says of the model (its modules), then drawn and read back from the SVG.
 """
@@ -16,13 +18,14 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import pytest
 from conftest import write_with
-from onnx_oracle import OPEN, check_bodies
+from onnx_oracle import OPEN, check_bodies, need_onnx
 from picture import Picture, check_picture, ops_under, read_svg
 from svgparse import op_name
 
@@ -34,19 +37,11 @@ pytestmark = [pytest.mark.torch, pytest.mark.dot]
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-FILES = ("resnet18_ts", "resnet18_dynamo", "text_ts", "text_dynamo", "branchy_ts",
-         "cond_dynamo")
+#: The models both exporters wrote, and those only one could.
+BOTH = ("resnet18", "resnet50", "vit_b_16", "mobilenet_v3", "text", "seq2seq", "unet")
+FILES = (*(f"{model}_{exporter}" for model in BOTH for exporter in ("ts", "dynamo")),
+         "branchy_ts", "cond_dynamo")
 INSTALL = "pip install 'graphviz_tb[onnx]'"
-
-
-def _onnx() -> Any:
-    """onnx, or a skip on a developer machine without it; in CI (``make test`` installs it)
-    a missing onnx is a failure."""
-    if os.environ.get("CI"):
-        import onnx
-
-        return onnx
-    return pytest.importorskip("onnx")
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +50,7 @@ def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not os.environ.get("CI"):
         pytest.importorskip("torch")
         pytest.importorskip("onnxscript")
-    _onnx()
+    need_onnx()
     return write_with("onnx_models.py", tmp_path_factory.mktemp("onnx"), "the ONNX files")
 
 
@@ -83,7 +78,7 @@ def _picture(onnx_dir: Path, name: str) -> Picture:
 
 
 def _stored(onnx_dir: Path, name: str) -> Any:
-    return _onnx().load(str(onnx_dir / f"{name}.onnx"), load_external_data=False)
+    return need_onnx().load(str(onnx_dir / f"{name}.onnx"), load_external_data=False)
 
 
 # ------------------------------------------------------------------ every file
@@ -207,6 +202,67 @@ def test_both_exporters_draw_the_same_blocks(onnx_dir: Path) -> None:
         assert names[0] and names[0] == names[1], model
 
 
+#: What ``picture`` calls a unique structure's fill.
+GREY = "#dcdcdc"
+
+
+@pytest.mark.parametrize("model", BOTH)
+def test_both_exporters_draw_the_same_modules_in_the_same_colours(onnx_dir: Path,
+                                                                   model: str) -> None:
+    """One model's first view is the same whichever exporter wrote the file: the same module
+    boxes (scopes, and series of alike ones, by name), each open or closed alike and in the
+    same colour, and a legend naming the same structures (the class aside: only the dynamo
+    exporter writes it).  The ops between modules may differ: each exporter writes its own."""
+    pictures = [_picture(onnx_dir, f"{model}_{exporter}") for exporter in ("ts", "dynamo")]
+    boxes = [{b.name: (b.open, b.fill) for b in pic.boxes.values() if b.kind == "group"}
+             for pic in pictures]
+    assert boxes[0] and boxes[0] == boxes[1]
+    legends = [[(fill, re.sub(r" \([^)]*\)", "", text)) for fill, text in pic.legend]
+               for pic in pictures]
+    assert legends[0] == legends[1]
+
+
+#: Each model's classes of equal blocks (torchvision's, and ``torch_models``' U-Net's).
+ALIKE = {"resnet50": ("Bottleneck",), "vit_b_16": ("EncoderBlock",),
+         "unet": ("ConvBlock", "Up")}
+
+
+def _kinds(modules: dict[str, str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each module's kind, as PyTorch says: its class and its children's classes (a
+    bottleneck with a downsample is another kind than one without)."""
+    children: dict[str, list[str]] = defaultdict(list)
+    for path, cls in modules.items():
+        children[path.rpartition(".")[0]].append(cls)
+    return {path: (cls, tuple(sorted(children[path]))) for path, cls in modules.items()}
+
+
+@pytest.mark.parametrize("name", [f"{model}_{exporter}" for model in ALIKE
+                                  for exporter in ("ts", "dynamo")])
+def test_equal_blocks_are_drawn_in_one_colour(onnx_dir: Path, described: dict[str, Any],
+                                              name: str) -> None:
+    """ResNet-50's sixteen bottlenecks, ViT-B/16's twelve encoder layers, the U-Net's
+    convolution blocks and up-steps: each block not inside another is a closed box of the
+    first view, one colour for each kind, none grey and no two kinds alike, whichever
+    exporter wrote the file."""
+    wanted = ALIKE[name.rpartition("_")[0]]
+    kinds = _kinds(described[name]["modules"])
+    h = _graph(onnx_dir, name).hierarchy()
+    group_of = {g.label.partition(" (")[0]: g.name for g in h.groups.values()
+                if g.kind == "scope"}
+    boxes = {b.name: b for b in _picture(onnx_dir, name).boxes.values() if b.kind == "group"}
+    fills: dict[tuple[str, tuple[str, ...]], set[str]] = defaultdict(set)
+    for path, kind in kinds.items():
+        outer = [path[:i] for i, c in enumerate(path) if c == "."]
+        if kind[0] in wanted and not any(kinds[p][0] in wanted for p in outer if p in kinds):
+            box = boxes[group_of[path]]
+            assert not box.open, box.name
+            fills[kind].add(box.fill)
+    assert {kind[0] for kind in fills} == set(wanted)
+    assert all(len(f) == 1 for f in fills.values()), fills
+    drawn = [f for found in fills.values() for f in found]
+    assert GREY not in drawn and len(set(drawn)) == len(drawn)
+
+
 def test_text_model_layers_share_a_colour(onnx_dir: Path) -> None:
     """The six encoder layers are one structure, in both files."""
     for exporter in ("ts", "dynamo"):
@@ -217,7 +273,7 @@ def test_text_model_layers_share_a_colour(onnx_dir: Path) -> None:
         assert len(layers) == 6
         fills = {b.fill for b in _picture(onnx_dir, name).boxes.values()
                  if re.fullmatch(r"encoder/layers\.\d", b.name) and not b.open}
-        assert len(fills) == 1 and "#dcdcdc" not in fills, name
+        assert len(fills) == 1 and GREY not in fills, name
 
 
 def test_control_flow_reads_its_captured_inputs(onnx_dir: Path) -> None:
@@ -333,178 +389,3 @@ def test_without_onnx_one_line_says_what_to_install(onnx_dir: Path) -> None:
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and INSTALL in lines[0] and "Traceback" not in done.stderr
-
-
-def test_other_graphs_never_import_onnx_nor_pass_for_it() -> None:
-    """A TensorFlow graph is read without importing onnx, and no sample's bytes (GraphDefs,
-    MetaGraphDefs, a SavedModel) pass for an ONNX model."""
-    from graphviz_tb.read.onnx import is_onnx_model
-
-    samples = REPO / "samples"
-    files = [*samples.glob("*.pb"), *samples.glob("*.meta"), *samples.glob("*/*.pb"),
-             *samples.glob("saved_model/*.pb")]
-    assert len(files) >= 3
-    assert not [f for f in files if is_onnx_model(f.read_bytes())]
-    code = ("import sys, graphviz_tb\n"
-            f"graphviz_tb.load({str(samples / 'mnist_tf1.pb')!r}).render(format='dot')\n"
-            "print('onnx' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, cwd=REPO)
-    assert done.stdout.strip() == "False"
-
-
-@pytest.mark.parametrize("command", ["render", "shapes"])
-def test_infer_shapes_says_onnx_shapes_are_onnxs_own(command: str, tmp_path: Path) -> None:
-    """``--infer-shapes`` asks TensorFlow, which cannot run ONNX ops: it inferred nothing
-    and said nothing.  Now one line says where an ONNX file's shapes come from, and the
-    command fails, writing nothing."""
-    onnx = _onnx()
-    helper, floats = onnx.helper, onnx.TensorProto.FLOAT
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", floats, [2, 3])],
-                              [helper.make_tensor_value_info("y", floats, None)])
-    path = tmp_path / "relu.onnx"
-    path.write_bytes(helper.make_model(graph).SerializeToString())
-    out = tmp_path / "relu.svg"
-    done = subprocess.run([sys.executable, "-m", "graphviz_tb", command, str(path),
-                           "--infer-shapes", *(["-o", str(out)] if command == "render" else [])],
-                          capture_output=True, text=True, cwd=REPO, check=False)
-    assert done.returncode != 0 and not out.exists()
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert path.name in lines[0] and "onnx.shape_inference" in lines[0], lines[0]
-
-
-# ------------------------------------------------------------------ the onnx wheel's CNNs
-
-
-def _light_models() -> list[Path]:
-    """The real CNNs the onnx wheel ships as backend test data ("light": each weight made by
-    a ``ConstantOfShape``), found without importing onnx at collection."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("onnx")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    light = Path(next(iter(spec.submodule_search_locations))) / "backend/test/data/light"
-    return sorted(light.glob("light_*.onnx"))
-
-
-def _light_params() -> list[Any]:
-    found = _light_models()
-    if not found:
-        return [pytest.param(None, id="none", marks=pytest.mark.skipif(
-            not os.environ.get("CI"), reason="onnx is not installed"))]
-    return [pytest.param(p, id=p.stem) for p in found]
-
-
-@pytest.mark.parametrize("path", _light_params())
-def test_the_onnx_wheels_cnns_read_as_their_layers(path: Path) -> None:
-    """Flat names, weights made by ConstantOfShape: every node an op or folded into one, no
-    weight maker drawn, and a default view of 8 to 80 boxes, none over half the ops, that
-    the oracle finds true."""
-    assert path is not None, "onnx's backend test data is missing"
-    graph = graphviz_tb.load(path)
-    model = graph.model
-    stored = _onnx().load(str(path)).graph.node
-    own = {model.attrs(op).get("onnx node") for op in model.g}
-    folded = {f for op in model.g for f in model.attrs(op).get("folded nodes", [])}
-    names = [n.name or f"{n.op_type}_{i}" for i, n in enumerate(stored)]
-    assert all(name in own or f"{n.op_type} {name}" in folded
-               for name, n in zip(names, stored, strict=True))
-    assert not {"ConstantOfShape", "Constant"} & {model.op(op) for op in model.g}
-    h = graph.hierarchy()
-    pic = read_svg(graph.render(), graph.render(format="dot"))
-    report = check_picture(pic, h)
-    assert report, report.summary()
-    closed = [b for b in pic.boxes.values() if b.kind in ("op", "group") and not b.open]
-    assert 8 <= len(closed) <= 80
-    assert all(len(ops_under(h.lookup(b.name))) <= len(model.g) / 2 for b in closed)
-    # A series of alike blocks is a stretch of the dataflow: none sits on a loop of its
-    # parent's picture (Inception's blocks 2-10 in one series drew edges out to the pooling
-    # between them and back in).
-    for series in (g for g in h.all_groups() if g.kind == "series"):
-        siblings = nx.DiGraph(list(series.parent.edges))
-        assert not any(series in part and len(part) > 1
-                       for part in nx.strongly_connected_components(siblings)), series.name
-
-
-# ------------------------------------------------------------------ models nobody exported
-
-_OPS = ("Relu", "Add", "MatMul", "Shape", "Gather", "Unsqueeze", "Concat", "Reshape",
-        "Constant", "Identity", "Cast", "If", "Foo")
-_NAMES = ("", "a", "a", "/m/n/Relu", "/m/m.0/x/Add", "x<&>\n", "node_Conv_1", "/", "b/c")
-
-
-def _random_model(seed: int) -> bytes:
-    """A graph as an exporter might write it, or a broken one: ops of the kinds folded and
-    not, names empty, repeated, scoped or hostile, inputs naming tensors before, after or
-    nowhere, weights, a custom domain, an If whose branch reads an outer tensor."""
-    import random
-
-    onnx = _onnx()
-    helper = onnx.helper
-    rng = random.Random(seed)
-    floats = onnx.TensorProto.FLOAT
-    tensors = ["x", "w"]
-    nodes = []
-    for i in range(rng.randint(1, 30)):
-        op = rng.choice(_OPS)
-        inputs = [rng.choice([*tensors, "nowhere", f"t{i + 3}", ""])
-                  for _ in range(0 if op == "Constant" else rng.randint(1, 3))]
-        kwargs: dict[str, Any] = {"name": rng.choice(_NAMES)}
-        if op == "Constant":
-            kwargs["value"] = helper.make_tensor("v", onnx.TensorProto.INT64, [2], [1, -1])
-        if op == "If":
-            branch = helper.make_graph([helper.make_node("Relu", [rng.choice(tensors)], ["r"])],
-                                       "branch", [], [helper.make_tensor_value_info(
-                                           "r", floats, None)])
-            kwargs.update(then_branch=branch, else_branch=branch)
-        if rng.random() < 0.3:
-            kwargs["metadata_props"] = None
-        domain = "com.example" if op == "Foo" else ""
-        node = helper.make_node(op, inputs, [f"t{i}"], domain=domain,
-                                **{k: v for k, v in kwargs.items() if k != "metadata_props"})
-        if kwargs.get("metadata_props", 1) is None:
-            helper.set_metadata_props(node, {
-                "pkg.torch.onnx.name_scopes": rng.choice(["['', 'm', 'm.0', 'op']", "[",
-                                                          "['']", "3"]),
-                "pkg.torch.onnx.class_hierarchy": "['M', 'torch.nn.Seq', 'A', 'op']"})
-        nodes.append(node)
-        tensors.append(f"t{i}")
-    graph = helper.make_graph(
-        nodes, "random", [helper.make_tensor_value_info("x", floats, [2, 3])],
-        [helper.make_tensor_value_info(rng.choice(tensors), floats, None)],
-        initializer=[helper.make_tensor("w", floats, [3], [1.0, 2.0, 3.0])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
-                                                    helper.make_opsetid("com.example", 1)])
-    return model.SerializeToString()
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_any_onnx_like_graph_reads_or_says_why(seed: int, tmp_path: Path) -> None:
-    """Each is detected as ONNX, then drawn and summarised with no Constant, initializer or
-    weight copy drawn and every node an op or folded into one, or refused in one line."""
-    path = tmp_path / "model.onnx"
-    path.write_bytes(_random_model(seed))
-    assert detect(path).format == "onnx"
-    try:
-        graph = graphviz_tb.load(path)
-        svg = graph.render()
-        graph.info()
-    except graphviz_tb.GraphvizTbError as exc:
-        assert "\n" not in str(exc)
-        return
-    assert "x<&>" not in svg  # a hostile name is escaped
-    model = graph.model
-    stored = _onnx().load(str(path)).graph
-    # A node without a name is called by its type and place, as a reader of the file would.
-    names = [node.name or f"{node.op_type}_{i}" for i, node in enumerate(stored.node)]
-    constants = [op for op in model.g if model.op(op) == "Constant"]
-    assert not [op for op in constants if list(model.g.successors(op))]  # each feeds nothing
-    assert "onnx::Initializer" not in {model.op(op) for op in model.g}
-    assert model.op("w") == "output" if "w" in model.g else True  # the weight as an output
-    drawn = {model.attrs(op).get("onnx node") for op in model.g}
-    folded = {f for op in model.g for f in model.attrs(op).get("folded nodes", [])}
-    for name, node in zip(names, stored.node, strict=True):
-        assert name in drawn or f"{node.op_type} {name}" in folded, name

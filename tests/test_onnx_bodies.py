@@ -12,14 +12,13 @@ and branch, a module exported as a function) are in ``test_onnx.py``.
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hostile_inputs import HOSTILE_NAMES, page_problems, svg_problems
-from onnx_oracle import OPEN, check_bodies
+from onnx_oracle import OPEN, check_bodies, need_onnx
 from pages import open_viewer, page_names
 from picture import DOM_SCRIPT, check_picture, ops_under, read_dom
 from svgparse import fill_of, node_groups, parse
@@ -31,29 +30,20 @@ from graphviz_tb.write.page import page_data
 pytestmark = pytest.mark.dot
 
 
-def _onnx() -> Any:
-    """onnx, or a skip on a developer machine without it (CI installs it)."""
-    if os.environ.get("CI"):
-        import onnx
-
-        return onnx
-    return pytest.importorskip("onnx")
-
-
 def _value(name: str) -> Any:
-    onnx = _onnx()
+    onnx = need_onnx()
     return onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
 
 
 def _graph(nodes: list[Any], name: str, inputs: list[str], outputs: list[str],
            initializer: list[Any] | None = None) -> Any:
-    return _onnx().helper.make_graph(nodes, name, [_value(i) for i in inputs],
+    return need_onnx().helper.make_graph(nodes, name, [_value(i) for i in inputs],
                                      [_value(o) for o in outputs], initializer=initializer)
 
 
 def _save(tmp_path: Path, graph: Any, functions: list[Any] | None = None,
           name: str = "model.onnx") -> Path:
-    onnx = _onnx()
+    onnx = need_onnx()
     helper = onnx.helper
     model = helper.make_model(graph, functions=functions or [], opset_imports=[
         helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
@@ -63,7 +53,7 @@ def _save(tmp_path: Path, graph: Any, functions: list[Any] | None = None,
 
 
 def _node(op: str, inputs: list[str], outputs: list[str], name: str, **kwargs: Any) -> Any:
-    return _onnx().helper.make_node(op, inputs, outputs, name=name, **kwargs)
+    return need_onnx().helper.make_node(op, inputs, outputs, name=name, **kwargs)
 
 
 # ------------------------------------------------------------------ If, Loop, Scan
@@ -74,7 +64,7 @@ def test_if_branches_open_as_groups_fed_by_what_they_read(tmp_path: Path) -> Non
     tensors are its arguments, fed through the ``If`` by the ops making them (an outer
     weight folds into the op reading it, as in the model's graph); each branch's result
     feeds what reads the ``If``'s output."""
-    onnx = _onnx()
+    onnx = need_onnx()
     then = _graph([_node("Add", ["a", "w"], ["t"], "then_add")], "then", [], ["t"])
     orelse = _graph([_node("Mul", ["b", "b"], ["e"], "else_mul")], "else", [], ["e"])
     weight = onnx.helper.make_tensor("w", onnx.TensorProto.FLOAT, [3], [1.0, 2.0, 3.0])
@@ -214,7 +204,7 @@ def test_a_loop_inside_a_branch_reads_through_both(tmp_path: Path) -> None:
 
 def _function(name: str = "Block", domain: str = "local") -> Any:
     """``Block(a, b) = Relu(a) + b``, with a constant folded into it."""
-    helper = _onnx().helper
+    helper = need_onnx().helper
     return helper.make_function(domain, name, ["a", "b"], ["out"], [
         _node("Relu", ["a"], ["r"], "f_relu"),
         _node("Constant", [], ["k"], "f_const", value_float=2.0),
@@ -226,7 +216,7 @@ def _function(name: str = "Block", domain: str = "local") -> Any:
 def _picking() -> Any:
     """``Pick(a, b)``: a branch on ``a > b`` whose then-branch calls ``Block`` (a body in a
     function, a function called in a body), reading the function's operands."""
-    helper = _onnx().helper
+    helper = need_onnx().helper
     then = _graph([_node("Block", ["a", "b"], ["r"], "pick_block", domain="local")],
                   "pick_then", [], ["r"])
     orelse = _graph([_node("Neg", ["b"], ["q"], "pick_neg")], "pick_else", [], ["q"])

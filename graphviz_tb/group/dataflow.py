@@ -273,12 +273,13 @@ def find_blocks(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> LocalGraphs
             continue
         graph.data_in, graph.data_out = _flow_ends(h, group, children, parameter)
         signature = [signature_of(c) for c in children]
+        weight = [s[0] for s in signature]
         found = [b for b in blocks(graph, signature) if len(b) >= 2]
-        if len(found) < 2:
+        if len(found) < 2 or (_one_holds_most(found, weight)
+                               and _named_modules_alone(h, children)):
             continue
         uncut.pop(group, None)
-        labels = label_groups(graph, [c.label for c in children],
-                              [s[0] for s in signature], found)
+        labels = label_groups(graph, [c.label for c in children], weight, found)
         made = []
         inside: set[int] = set()
         for members, label in zip(found, labels, strict=True):
@@ -292,6 +293,30 @@ def find_blocks(h: Hierarchy, meet: Meetings, known: LocalGraphs) -> LocalGraphs
         h.block_order[group] = made
         meet.settle(h, group, made)
     return uncut
+
+
+def _one_holds_most(found: list[list[int]], weight: list[int]) -> bool:
+    """Does one block hold more than half the group's ops?"""
+    total = sum(weight)
+    return any(2 * sum(weight[i] for i in members) > total for members in found)
+
+
+def _named_modules_alone(h: Hierarchy, children: list[Member]) -> bool:
+    """Are the group's children the modules the format names (PyTorch's and ONNX's module
+    paths), besides the graph's inputs and outputs?
+
+    Their names already group them, so a cut whose one block holds most of them shows
+    nothing: the view opens that block at once, and the few children left outside it are
+    hidden in blocks of their own.  A U-Net's skip connections leave no waist between its
+    stem and its head: its input went into ``input … stem``, its output into ``head …
+    output``, and every level into one block between them.  (A flat TF graph's big block
+    stays: closed, it keeps hundreds of ops out of the first view.)"""
+    labels = h.model.scope_labels
+    if not labels:
+        return False
+    pred, succ = h.model.g.pred, h.model.g.succ
+    return all(c.name in labels if isinstance(c, Group) else not (pred[c.name] and succ[c.name])
+               for c in children)
 
 
 class _Signatures:

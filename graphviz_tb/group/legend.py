@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 
 __all__ = ["legend_labels"]
 
-#: A label a format gives a scope: a dotted path, then its kind in brackets.
-_OWN_LABEL = re.compile(r"([^ ]+)( \(.*\))")
+#: A label a format gives a scope: a dotted path, then its kind in brackets where the format
+#: says it (the TorchScript ONNX exporter's paths come without).
+_OWN_LABEL = re.compile(r"([^ ]+)( \(.*\))?")
 
 
 #: A legend name longer than this, three scopes deep or more, is shortened to the scope that
@@ -38,8 +39,9 @@ def legend_labels(groups: list[Group]) -> list[str]:
     under scopes every alike row shares (what Keras' ``fit`` runs puts all under one call)
     would be cut before it said anything: it keeps the first scope that differs and the label.
     """
-    # A label of the format's own, a dotted path and a kind (PyTorch's ``layer1.0.conv1
-    # (Conv2d)``), is shortened along its path; a list's index keeps the list's name.
+    # A label of the format's own, a dotted path and maybe a kind (PyTorch's ``layer1.0.conv1
+    # (Conv2d)``), is shortened along its path; a list's index keeps the list's name
+    # (``features.11``, not ``11``).
     own = [_OWN_LABEL.fullmatch(g.label) if g.label != label_of(g.name) else None
            for g in groups]
     parts = [m.group(1).split(".") if m else [p for p in g.name.split("/") if p] or [g.label]
@@ -47,7 +49,7 @@ def legend_labels(groups: list[Group]) -> list[str]:
     keep = [2 if m and p[-1].isdigit() and len(p) > 1 else 1
             for p, m in zip(parts, own, strict=True)]
     while True:
-        ends = [f"{'.'.join(p[-k:])}{m.group(2)}" if m else "/".join(p[-k:])
+        ends = [f"{'.'.join(p[-k:])}{m.group(2) or ''}" if m else "/".join(p[-k:])
                 for p, k, m in zip(parts, keep, own, strict=True)]
         seen: dict[str, int] = {}
         for end in ends:

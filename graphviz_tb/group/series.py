@@ -37,6 +37,28 @@ def split_number(label: str) -> tuple[str, int]:
     return (m.group(1), int(m.group(3))) if m and m.group(1) else (label, 0)
 
 
+#: A module's label as a format writes it: its path, then its kind in brackets
+#: (``layer3.1 (Bottleneck)``, PyTorch's and the dynamo ONNX exporter's).
+_KIND = re.compile(r"(.*\S)( \([^()]*\))")
+
+
+def split_kind(label: str) -> tuple[str, str]:
+    """``layer3.1 (Bottleneck)`` -> (``layer3.1``, `` (Bottleneck)``); a label without a kind
+    -> (label, "").  The number of a numbered module is its path's: ``layer3.1`` to
+    ``layer3.5`` are a series with or without the class beside them."""
+    if not label.endswith(")"):
+        return label, ""
+    m = _KIND.fullmatch(label)
+    return (m.group(1), m.group(2)) if m else (label, "")
+
+
+def _base(label: str) -> str:
+    """What numbered siblings of one series share: the path without its number, and the
+    kind (``layer3. (Bottleneck)``)."""
+    path, kind = split_kind(label)
+    return split_number(path)[0] + kind
+
+
 def _separator(labels: list[str]) -> str:
     """``_`` when the numbered names use one (``add_1``), else nothing (``block2``)."""
     return "_" if any((m := NUMBERED.match(x)) and m.group(2) for x in labels) else ""
@@ -57,11 +79,15 @@ def _runs(numbers: list[tuple[int, Member]], minimum: int) -> list[list[tuple[in
 
 def make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum: int) -> bool:
     made = False
-    for (base, _), members in sorted(clusters.items(), key=lambda kv: str(kv[0])):
-        numbered = sorted(((split_number(m.label)[1], m) for m in members), key=lambda t: t[0])
+    for _, members in sorted(clusters.items(), key=lambda kv: str(kv[0])):
+        paths = [split_kind(m.label)[0] for m in members]
+        numbered = sorted(((split_number(path)[1], m) for path, m in zip(paths, members,
+                                                                         strict=True)),
+                          key=lambda t: t[0])
         if len({n for n, _ in numbered}) != len(numbered):
             continue
-        sep = _separator([m.label for m in members])
+        sep = _separator(paths)
+        base, kind = split_number(paths[0])[0], split_kind(members[0].label)[1]
         for run in _runs(numbered, minimum):
             lo, hi = run[0][0], run[-1][0]
             label = f"{base}{sep}[{lo}-{hi}]"
@@ -69,6 +95,7 @@ def make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum:
             if full in h.groups:
                 continue
             series = Group(full, h, parent, parent.depth + 1, kind="series")
+            series.label = label + kind  # named by the path, labelled with the kind too
             ms = [m for _, m in run]
             gone = set(ms)
             parent._children = [c for c in parent._children if c not in gone]
@@ -162,7 +189,7 @@ def _settle_level(h: Hierarchy, templates: Templates, group: Group) -> None:
     named: dict[tuple[str, int], list[Group]] = defaultdict(list)
     for m in group._children:  # as the block series left them: a block joins one series
         if isinstance(m, Group) and m.kind != "series":
-            named[(split_number(m.label)[0], m.op_count)].append(m)
+            named[(_base(m.label), m.op_count)].append(m)
     candidates: dict[tuple[str, tuple[int, int]], list[Member]] = {}
     for (base, count), members in named.items():
         if len(members) >= minimum:

@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import ChainMap
 from collections.abc import MutableMapping
 from typing import Any
@@ -43,6 +44,10 @@ _DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int
           7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
           13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16"}
 _METADATA = {"pkg.torch.onnx.name_scopes": "_scopes", "pkg.torch.onnx.class_hierarchy": "_classes"}
+#: The onnxscript rewrites an op went through (the dynamo exporter's optimizer writes them).
+_RULES = "pkg.onnxscript.rewriter.rule_name"
+#: The rewrites that fold a batch norm into the op before it (``FuseBatchNormIntoConv``).
+_FUSED_NORM = re.compile(r"\bFuseBatchNormInto\w+")
 #: Constants with at most this many values show them.
 _MAX_VALUES = 16
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -109,6 +114,7 @@ class _Writer:
         #: (domain, name, overload) of each local function -> its FunctionDef's name.
         self.functions: dict[tuple[str, str, str], str] = {}
         self.taken: set[str] = set()
+        self.weights: set[str] = set()  # the initializers' names
         self.count = 0
         self.out = GraphDef()
 
@@ -167,6 +173,7 @@ class _Writer:
             node.attr["_text"].s = (f"{name} (initializer, {_dims(dims)}, "
                                     f"{_DTYPES.get(data_type, f'dtype {data_type}')})").encode()
             scope.producers[name] = node.name
+            self.weights.add(name)
         for name in inputs:
             scope.producers[name] = self._add(sink, scope, "onnx::Input", name, [name]).name
         for index, onnx_node in enumerate(nodes):
@@ -208,10 +215,13 @@ class _Writer:
         for k, tensor in enumerate(onnx_node.output):
             if tensor:
                 scope.producers[tensor] = node.name if k == 0 else f"{node.name}:{k}"
-        for prop in onnx_node.metadata_props:
-            key = _METADATA.get(prop.key)
-            if key is not None:
-                node.attr[key].list.s.extend(str(v).encode() for v in _literal_list(prop.value))
+        found = {_METADATA[p.key]: [str(v) for v in _literal_list(p.value)]
+                 for p in onnx_node.metadata_props if p.key in _METADATA}
+        if found:
+            rules = next((p.value for p in onnx_node.metadata_props if p.key == _RULES), "")
+            _fused_norm(found, rules, onnx_node.input[1:2], self.weights)
+        for key, values in found.items():
+            node.attr[key].list.s.extend(v.encode() for v in values)
         if onnx_node.op_type == "Constant" and onnx_node.domain in _DEFAULT_DOMAINS:
             node.attr["_text"].s = self._constant(onnx_node).encode("utf-8")
 
@@ -397,6 +407,29 @@ def _op(domain: str, op_type: str) -> str:
 
 def _dims(dims: list[int]) -> str:
     return "×".join(str(d) for d in dims) if dims else "scalar"
+
+
+def _fused_norm(found: dict[str, list[str]], rules: str, weight: Any,
+                weights: set[str]) -> None:
+    """Put an op made by folding a batch norm into the convolution (or linear layer) before
+    it in the module of the weight it reads, as the TorchScript exporter does.
+
+    The rewrite keeps the norm's metadata, so the dynamo exporter's ResNet has ``bn1`` where
+    the TorchScript exporter's has ``conv1`` (whose weight it is, ``conv1.weight``); each
+    exporter's picture would show its own modules.  Only a sibling of the norm's module
+    (one parent module) is taken, and the class, which the file says for the norm only, is
+    left unsaid."""
+    scopes, classes = found.get("_scopes", []), found.get("_classes", [])
+    if not _FUSED_NORM.search(rules) or len(scopes) < 3 or not weight:
+        return
+    module, _, kind = weight[0].rpartition(".")
+    norm = scopes[-2]
+    if kind != "weight" or weight[0] not in weights or module == norm \
+            or module.rpartition(".")[0] != norm.rpartition(".")[0]:
+        return
+    scopes[-2] = module
+    if len(classes) == len(scopes):
+        classes[-2] = ""
 
 
 def _literal_list(text: str) -> list[Any]:
