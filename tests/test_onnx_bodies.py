@@ -265,7 +265,7 @@ def test_a_functions_weights_fold_into_its_ops_at_every_call(tmp_path: Path) -> 
     (``second.fc.weight`` inside ``first``).  A formal input fed by a weight at every call is
     no argument: the op reading it lists each call's weight, as an op of the model lists its
     own; an input fed by an op at some call stays an argument, wired."""
-    onnx = _onnx()
+    onnx = need_onnx()
     helper = onnx.helper
     linear = helper.make_function("local", "Linear", ["x", "w", "b"], ["y"], [
         _node("Gemm", ["x", "w", "b"], ["g"], "f_gemm", transB=1),
@@ -301,7 +301,7 @@ def test_a_functions_tensors_have_the_shapes_its_calls_give_them(tmp_path: Path)
     when every call passes the same types, the body's tensors carry the shapes they make;
     when calls differ, none (one body is drawn for all, and a shape true of one call would
     be false of the other)."""
-    onnx = _onnx()
+    onnx = need_onnx()
     helper = onnx.helper
     same = _graph([
         _node("Block", ["x", "x"], ["y1"], "first", domain="local"),
