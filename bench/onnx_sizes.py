@@ -96,10 +96,6 @@ def measure(path: Path, repeat: int, work: Path, browser: peers.Browser | None) 
     return row
 
 
-def _cell(t: Timing) -> str:
-    return t.cell() if t.ok or t.note else "–"
-
-
 def _mib(t: Timing) -> str:
     return f"{t.peak_kib / 1024:.0f} MiB" if t.peak_kib else "–"
 
@@ -139,8 +135,8 @@ def section(rows: list[Row], repeat: int, load_start: str, seconds: float) -> st
     ]
     for r in rows:
         lines.append(
-            f"| {r.path.name} | {r.nodes:,} | {_cell(r.parse)} | {_cell(r.svg)} | {_mib(r.svg)} "
-            f"| {_cell(r.html)} | {_mib(r.html)} | {_cell(r.ready)} | {_cell(r.netron)} "
+            f"| {r.path.name} | {r.nodes:,} | {r.parse.cell()} | {r.svg.cell()} | {_mib(r.svg)} "
+            f"| {r.html.cell()} | {_mib(r.html)} | {r.ready.cell()} | {r.netron.cell()} "
             f"| {_ratio(r)} |")
     lines += ["", "### Targets", "", "| target | measured | met |", "|---|--:|---|"]
     for nodes, limit in TARGETS:

@@ -226,6 +226,14 @@ def _picking() -> Any:
         [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
 
 
+def _two_calls(path: Path, function: str) -> tuple[graphviz_tb.Graph, list[str]]:
+    """The model at ``path``, and its two calls of ``function`` (an op type), in order."""
+    loaded = graphviz_tb.load(path)
+    calls = sorted(op for op in loaded.model.g if loaded.model.op(op) == function)
+    assert len(calls) == 2
+    return loaded, calls
+
+
 def test_a_local_function_called_twice_opens_twice_alike(tmp_path: Path) -> None:
     """Each call of a model-local function opens into the function's body under the call,
     its operands fed argument by argument, its result feeding what reads the call; the two
@@ -234,11 +242,9 @@ def test_a_local_function_called_twice_opens_twice_alike(tmp_path: Path) -> None
         _node("Block", ["x", "x"], ["y1"], "first", domain="local"),
         _node("Block", ["y1", "x"], ["y2"], "second", domain="local")], "main", ["x"], ["y2"])
     path = _save(tmp_path, graph, [_function()])
-    loaded = graphviz_tb.load(path)
+    loaded, calls = _two_calls(path, "local::Block")
     model, h = loaded.model, loaded.hierarchy(OPEN)
     g = model.g
-    calls = sorted(op for op in g if model.op(op) == "local::Block")
-    assert len(calls) == 2
     for call in calls:
         group = h.groups[call]
         assert group.kind == "function" and group.function == "local::Block"
@@ -279,11 +285,9 @@ def test_a_functions_weights_fold_into_its_ops_at_every_call(tmp_path: Path) -> 
         _node("Linear", ["h", "second.w", "h_bias"], ["y"], "second", domain="local")],
         "main", ["x"], ["y"], initializer=weights)
     path = _save(tmp_path, graph, [linear])
-    loaded = graphviz_tb.load(path)
+    loaded, calls = _two_calls(path, "local::Linear")
     model, h = loaded.model, loaded.hierarchy(OPEN)
     g = model.g
-    calls = sorted(op for op in g if model.op(op) == "local::Linear")
-    assert len(calls) == 2
     for call in calls:
         inside = {o.rpartition("/")[2] for o in ops_under(h.groups[call])}
         assert "w" not in inside, inside  # a weight at every call: not an argument

@@ -198,6 +198,8 @@ class _Folder:
         folds as they do: PyTorch's ``export_modules_as_functions`` passes each call its
         module's parameters, which are never drawn, so the argument stood unfed in every
         call, named after one call's weight.  The op reading it lists what each call passes."""
+        if all(graph.call is not None for graph in self.graphs[1:]):
+            return  # no local function: no node's attributes need reading
         passed: dict[str, list[list[str] | None]] = {}  # per formal input: texts, or None
         for graph in self.graphs:
             for node in graph.nodes:

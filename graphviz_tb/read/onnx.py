@@ -120,6 +120,8 @@ def _function_types(onnx: Any, model: Any) -> dict[tuple[str, str, str], dict[st
     the body is one for all its calls.  Calls that pass different types give none (one body
     is drawn for all, and a shape true of one call would be false of another), and so does a
     body that reads its caller's attributes (its ops' attributes are not known alone)."""
+    if not model.functions:  # most models: no second walk of every node
+        return {}
     known: dict[str, Any] = {}
     calls: dict[tuple[str, str, str], list[Any]] = {}
     stack = [model.graph]
