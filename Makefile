@@ -7,7 +7,7 @@ OUT    := out
 SAMPLES := $(wildcard samples/*.pb samples/*.pbtxt samples/*.meta) samples/saved_model \
            $(wildcard samples/logs/*)
 
-.PHONY: demo test check lint docs bench samples clean viewer gallery dist
+.PHONY: demo test check lint docs bench samples clean viewer gallery dist zoo
 
 # The HTML viewer's JavaScript bundle and its layout worker (Graphviz WASM, gzipped), and the
 # TensorBoard tab, built from npm packages pinned in package-lock.json; build products, never
@@ -88,6 +88,18 @@ gallery: $(VENV)/.stamp-test $(VIEWER)
 test: $(VENV)/.stamp-test $(VIEWER)
 	@scripts/ensure-system.sh dot:graphviz chromium:chromium
 	$(BIN)/python scripts/run_tests.py
+
+# The random zoo of training steps (tests/test_zoo.py) swept past the 40 seeds CI runs:
+# `make zoo N=500`.  Fifty seeds a process, since TensorFlow never frees what it traced;
+# every failing seed is reported, with its recipe.
+N ?= 500
+zoo: $(VENV)/.stamp-test
+	@failed=0; for start in $$(seq 0 50 $$(($(N) - 1))); do \
+	  stop=$$((start + 50 < $(N) ? start + 50 : $(N))); \
+	  echo "seeds $$start to $$((stop - 1))"; \
+	  TBGRAPH_ZOO_SEEDS=$$start:$$stop $(BIN)/python -m pytest tests/test_zoo.py -q \
+	    -p no:cacheprovider -k test_a_zoo_step_opens_to_its_models || failed=1; \
+	done; exit $$failed
 
 # The release files, as a user's pip gets them: dist/*.tar.gz (the sources and the npm lock
 # file) and dist/*.whl (the package with the viewer built in, so it installs without Node.js).
