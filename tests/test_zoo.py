@@ -107,6 +107,11 @@ def broken_rules(step: zoo.ZooStep, view: View) -> list[str]:
             out.append("optimizer: its ops have no box of their own")
         elif opt in view.open:
             out.append(f"optimizer: {opt.name!r} ({opt.op_count} ops) opened by default")
+        if step.recipe.clipping == "global_clipnorm" and opt is not h.root and not any(
+                isinstance(g, Group) and g.kind == "clipping" and any(
+                    m.name in h.ops and h.model.op(m.name) == "Sqrt" for m in g.children)
+                for g in opt.walk()):
+            out.append(f"clipping: {opt.name!r} clips by the global norm in no box of its own")
     for model, calls in step.models.items():
         groups = [view.group_of(scope_ops(step, c)) for c in calls]
         for call, g in zip(calls, groups, strict=True):
@@ -150,7 +155,7 @@ def _rule(line: str) -> str:
 
 #: The rules every zoo step keeps (see :func:`broken_rules` for each one's test): all of them.
 KEPT = ("optimizer", "model opens", "model parts", "calls apart", "calls alike", "no big box",
-        "no slices", "loss box")
+        "no slices", "loss box", "clipping")
 
 
 def _step_and_view(tf: Any, tmp_path: Path, seed: int) -> tuple[zoo.ZooStep, View]:
@@ -160,6 +165,19 @@ def _step_and_view(tf: Any, tmp_path: Path, seed: int) -> tuple[zoo.ZooStep, Vie
     path = tmp_path / "step.pb"
     path.write_bytes(step.graph_def.SerializeToString())
     return step, View(graphviz_tb.load(path))
+
+
+def _named_step(tf: Any, keras: Any, model: Any, optimizer: Any, tmp_path: Path,
+                *specs: Any) -> View:
+    """The default view of ``model``'s training step under ``optimizer``, traced as users
+    trace theirs (``training_steps.train_step``), for the inputs ``specs``."""
+    import training_steps as steps
+
+
+    concrete = steps.train_step(tf, keras, model, optimizer).get_concrete_function(*specs)
+    path = tmp_path / "step.pb"
+    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
+    return View(graphviz_tb.load(path))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -245,8 +263,10 @@ def test_a_mirrored_steps_replicas_are_siblings_drawn_alike(tmp_path: Path) -> N
     assert h.groups["adam"].parent is h.root
     (parts,) = h.training.values()
     assert sorted(g.name for g in parts.models) == ["replica_0", "replica_1"]
-    opened = choose_picture(h, RenderOptions()).expanded
-    assert {h.groups["replica_0"], h.groups["replica_1"]} <= opened
+    picture = choose_picture(h, RenderOptions())
+    assert {h.groups["replica_0"], h.groups["replica_1"]} <= picture.expanded
+    # The first view leads with the first replica; it led with replica_1, a few ops bigger.
+    assert picture.lead is h.groups["replica_0"]
 
 
 def test_every_rule_can_fail(tf: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -254,7 +274,7 @@ def test_every_rule_can_fail(tf: Any, tmp_path: Path, monkeypatch: pytest.Monkey
     """Each rule reports a view that breaks it: a GAN's step (two discriminator calls, three
     losses, two optimizers) drawn as TensorBoard draws it (only the root open), as one box,
     then with the optimizer open, a part as big as the model, both calls in one box, calls
-    of different structure, a slice."""
+    of different structure, a slice, its clipping by the global norm in no box of its own."""
     step, view = _step_and_view(tf, tmp_path, 5)
     h = view.h
     assert zoo.recipe(5).arch == "gan"
@@ -283,6 +303,11 @@ def test_every_rule_can_fail(tf: Any, tmp_path: Path, monkeypatch: pytest.Monkey
     h.groups["both calls"] = both
     both.kind = "section"
     assert "no slices" in {_rule(line) for line in broken_rules(step, view)}
+    assert step.recipe.clipping == "global_clipnorm"
+    for g in list(h.groups.values()):
+        if g.kind == "clipping":
+            g.kind = "block"
+    assert "clipping" in {_rule(line) for line in broken_rules(step, view)}
 
 
 def test_a_trace_in_a_busy_process_opens_to_its_step(tmp_path: Path) -> None:
@@ -315,7 +340,6 @@ def test_mobilenet_v3_with_clipping_a_schedule_and_weight_decay_opens_its_model(
     ops, 32 parts) no longer fit the first picture's budget and nothing opened: 9 boxes.
     The counter is the optimizer's now, and the model opens."""
     import keras
-    import training_steps as steps
 
     keras.backend.clear_session()
     keras.utils.set_random_seed(1)
@@ -323,17 +347,22 @@ def test_mobilenet_v3_with_clipping_a_schedule_and_weight_decay_opens_its_model(
                                                 classifier_activation=None)
     opt = keras.optimizers.SGD(keras.optimizers.schedules.CosineDecay(0.01, 1000),
                                global_clipnorm=1.0, weight_decay=1e-4)
-    concrete = steps.train_step(tf, keras, model, opt).get_concrete_function(
-        tf.TensorSpec([None, 96, 96, 3], tf.float32, name="images"),
-        tf.TensorSpec([None], tf.int32, name="labels"))
-    path = tmp_path / "step.pb"
-    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
-    view = View(graphviz_tb.load(path))
+    view = _named_step(tf, keras, model, opt, tmp_path,
+                      tf.TensorSpec([None, 96, 96, 3], tf.float32, name="images"),
+                      tf.TensorSpec([None], tf.int32, name="labels"))
     (parts,) = view.h.training.values()
     assert parts.model is not None and parts.model.name.startswith(model.name)
     assert parts.model in view.open and parts.optimizer not in view.open
     assert [g.name for g in view.h.groups.values() if g.kind == "section"] == []
     assert not [c.name for c in view.h.root.children if c.label.startswith("AssignVariable")]
+    # Opened, the optimizer names its clipping: a box of every square, sum and the norm's
+    # square root, where they stood in a block labelled ``… mul_[0-174]``.
+    (clipping,) = [g for g in parts.optimizer.walk() if isinstance(g, Group)
+                   and g.kind == "clipping"]
+    assert clipping.label == "clip_by_global_norm" and clipping.parent is parts.optimizer
+    norm = [m for m in view.h.ops.values() if view.h.model.op(m.name) in ("Square", "Sqrt")
+            and parts.optimizer in m.ancestors()]
+    assert len(norm) > 100 and all(clipping in m.ancestors() for m in norm)
 
 
 def test_mixed_precision_xception_opens_its_model_and_no_box_holds_half(
@@ -345,7 +374,6 @@ def test_mixed_precision_xception_opens_its_model_and_no_box_holds_half(
     but the optimizer holds half the graph; the optimizer waits for a click and says what
     it is."""
     import keras
-    import training_steps as steps
 
     keras.backend.clear_session()
     keras.utils.set_random_seed(1)
@@ -354,14 +382,11 @@ def test_mixed_precision_xception_opens_its_model_and_no_box_holds_half(
         model = keras.applications.Xception(weights=None, input_shape=(71, 71, 3),
                                             classes=10, classifier_activation=None)
         opt = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.01))
-        concrete = steps.train_step(tf, keras, model, opt).get_concrete_function(
-            tf.TensorSpec([None, 71, 71, 3], tf.float32, name="images"),
-            tf.TensorSpec([None], tf.int32, name="labels"))
+        view = _named_step(tf, keras, model, opt, tmp_path,
+                          tf.TensorSpec([None, 71, 71, 3], tf.float32, name="images"),
+                          tf.TensorSpec([None], tf.int32, name="labels"))
     finally:
         keras.mixed_precision.set_global_policy("float32")
-    path = tmp_path / "step.pb"
-    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
-    view = View(graphviz_tb.load(path))
     h = view.h
     (parts,) = h.training.values()
     assert parts.model is not None and parts.model.name.startswith(model.name)
@@ -386,7 +411,6 @@ def test_a_unet_with_default_names_opens_into_its_stages(tf: Any, tmp_path: Path
     box (the encoder's, the bottleneck, the decoder's), those alike coloured alike, and each
     skip connection is an edge from an encoder stage into a decoder stage."""
     import keras
-    import training_steps as steps
     from keras import layers
 
     keras.backend.clear_session()
@@ -410,12 +434,9 @@ def test_a_unet_with_default_names_opens_into_its_stages(tf: Any, tmp_path: Path
         x = layers.Conv2DTranspose(width, 2, strides=2, padding="same")(x)
         x = stage(layers.Concatenate()([x, skip]), width)
     model = keras.Model(images, layers.Conv2D(3, 1)(x))
-    concrete = steps.train_step(tf, keras, model, keras.optimizers.SGD(0.01)) \
-        .get_concrete_function(tf.TensorSpec([None, 32, 32, 3], tf.float32, name="images"),
-                               tf.TensorSpec([None, 32, 32], tf.int32, name="masks"))
-    path = tmp_path / "step.pb"
-    path.write_bytes(concrete.graph.as_graph_def().SerializeToString())
-    view = View(graphviz_tb.load(path))
+    view = _named_step(tf, keras, model, keras.optimizers.SGD(0.01), tmp_path,
+                      tf.TensorSpec([None, 32, 32, 3], tf.float32, name="images"),
+                      tf.TensorSpec([None, 32, 32], tf.int32, name="masks"))
     h = view.h
     (parts,) = h.training.values()
     net = parts.model
@@ -439,3 +460,39 @@ def test_a_unet_with_default_names_opens_into_its_stages(tf: Any, tmp_path: Path
         feeders = {box(p) for p in model_g.predecessors(op)
                    if h.model.op(p) != "Const" and p in h.ops} - {box(op)}
         assert len(feeders) == 2, (op, [f.name for f in feeders])  # the stage below, a skip
+
+
+def test_a_bidirectional_lstm_classifier_reads_as_lstms(tf: Any, tmp_path: Path) -> None:
+    """Issue 42's named case: a text classifier of two bidirectional LSTMs, trained by Adam.
+    It drew as 12 closed boxes, the gradients holding 40% of the ops, and nothing in the
+    picture said LSTM.  The model opens, each bidirectional layer opens into its forward and
+    backward LSTM, and no closed box but the optimizer holds half the graph."""
+    import keras
+    from keras import layers
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(1)
+    tokens = keras.Input((12,), dtype="int32")
+    x = layers.Embedding(100, 8)(tokens)
+    x = layers.Bidirectional(layers.LSTM(8, return_sequences=True))(x)
+    x = layers.Bidirectional(layers.LSTM(4))(x)
+    model = keras.Model(tokens, layers.Dense(2)(layers.Dense(8, activation="relu")(x)))
+    view = _named_step(tf, keras, model, keras.optimizers.Adam(1e-3), tmp_path,
+                      tf.TensorSpec([None, 12], tf.int32, name="tokens"),
+                      tf.TensorSpec([None], tf.int32, name="labels"))
+    h = view.h
+    (parts,) = h.training.values()
+    net = parts.model
+    assert net is not None and net.name.startswith(model.name) and net in view.open
+    assert parts.optimizer not in view.open
+    layers_open = [c for c in net.children if isinstance(c, Group)
+                   and c.label.startswith("bidirectional")]
+    assert len(layers_open) == 2 and all(c in view.open for c in layers_open)
+    for layer in layers_open:
+        lstms = sorted(re.sub(r"_lstm.*", "", c.label) for c in layer.children
+                       if isinstance(c, Group) and "_lstm" in c.label)
+        assert lstms == ["backward", "forward"], [c.label for c in layer.children]
+    total = h.root.op_count
+    big = [(b.name, b.op_count) for b in view.closed_boxes(h.root)
+           if 2 * b.op_count > total and b is not parts.optimizer]
+    assert big == [], (big, total)

@@ -390,7 +390,8 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
 # --------------------------------------------------------------------------- dataflow
 
 #: Kinds of group the hierarchy invents (the user's scopes and function bodies are not).
-INVENTED = frozenset({"prefix", "series", "section", "block", "update", "metrics"})
+INVENTED = frozenset({"prefix", "series", "section", "block", "update", "metrics",
+                      "clipping"})
 
 
 # ------------------------------------------------------------------ TF2 training steps

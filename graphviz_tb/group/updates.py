@@ -27,13 +27,19 @@ from __future__ import annotations
 from functools import reduce
 
 from ..model.graph import CONTROL
+from .dataflow import child_index
 from .partition import ChildGraph, topological_order
-from .tree import Group, Hierarchy, Member, OpNode, op_members
+from .tree import Group, Hierarchy, Member, OpNode, free_name, op_members
 
-__all__ = ["UPDATE_KIND", "mirror_updates"]
+__all__ = ["CLIPPING_KIND", "UPDATE_KIND", "mirror_updates"]
 
-#: The kind of the groups made here.
+#: The kind of the groups made here: one layer's updates, and the clipping of every gradient
+#: by their global norm.
 UPDATE_KIND = "update"
+CLIPPING_KIND = "clipping"
+
+#: Ops squaring a gradient on its way into a global norm.
+_SQUARES = frozenset({"Square", "L2Loss"})
 
 #: Ops that write a variable through its handle (input 0) or reference.
 _WRITES = frozenset({"AssignSubVariableOp", "AssignAddVariableOp", "AssignVariableOp",
@@ -55,6 +61,69 @@ def mirror_updates(h: Hierarchy) -> None:
                 # updates only when every gradient is finite): the box says what it is.
                 optimizer.label = f"{optimizer.label}: loss scaling, {applying.label}"
             _mirror(h, applying)
+            _frame_clipping(h, applying)
+
+
+def _frame_clipping(h: Hierarchy, optimizer: Group) -> None:
+    """Frame the clipping of the gradients by their global norm (Keras' ``global_clipnorm``)
+    as a group of its own.  Keras traces it under the optimizer's flat numbered names
+    (``sgd/Square_12``, ``sgd/Sum_174``, ``sgd/Sqrt``, ``sgd/mul_40``), serving every
+    variable, so it stayed at the optimizer's top, a block labelled ``… mul_[0-174]``.  The
+    dataflow says what it is: a ``Sqrt`` of a sum of two or more squared gradients.  Its
+    ancestors among the optimizer's children (the squares, the sums, their axes), and what
+    follows it down to the ops that scale each gradient (those read a gradient from
+    outside), are the clipping.  Clipping by each gradient's own norm (``clipnorm``) serves
+    one variable at a time: it is in that variable's update already."""
+    kids = optimizer._children
+    where = child_index(kids)
+    g = h.model.g
+    edges: set[tuple[int, int]] = set()
+    reads_outside = [False] * len(kids)
+    for op, i in where.items():
+        for u, keydict in g.pred[op].items():
+            if all(d["kind"] == CONTROL for d in keydict.values()):
+                continue
+            j = where.get(u)
+            if j is None:
+                reads_outside[i] = reads_outside[i] or g.node_data[u]["op"] != "Const"
+            elif j != i:
+                edges.add((j, i))
+    graph = ChildGraph(len(kids), sorted(edges))
+    movable = [isinstance(c, OpNode) or (isinstance(c, Group) and _named_after_ops(h, c))
+               for c in kids]
+    for root, c in enumerate(kids):
+        if not (isinstance(c, OpNode) and g.node_data[c.name]["op"] == "Sqrt"):
+            continue
+        found, stack = {root}, [root]
+        while stack:  # what the norm is made of
+            for j in graph.pred[stack.pop()]:
+                if j not in found and movable[j]:
+                    found.add(j)
+                    stack.append(j)
+        squares = sum(1 for j in found if isinstance(kids[j], OpNode)
+                      and g.node_data[kids[j].name]["op"] in _SQUARES)
+        if squares < 2:
+            continue
+        stack = [root]
+        while stack:  # down to the scaled gradients
+            for j in graph.succ[stack.pop()]:
+                if j not in found and movable[j]:
+                    found.add(j)
+                    if not reads_outside[j]:
+                        stack.append(j)
+        # A source (an axis, a constant) is the clipping's when it feeds nothing else.
+        sources = {j for j in range(len(kids)) if not graph.pred[j] and j != root
+                   and movable[j] and graph.succ[j]}
+        found = (found - sources) | {j for j in sources if set(graph.succ[j]) <= found}
+        group = Group(free_name(h, f"{optimizer.name}/clip_by_global_norm"), h, optimizer,
+                      optimizer.depth + 1, kind=CLIPPING_KIND)
+        h.groups[group.name] = group
+        members = [kids[j] for j in sorted(found)]
+        for m in members:
+            m.parent = group
+        group._children = members
+        optimizer._children = [c for j, c in enumerate(kids) if j not in found] + [group]
+        return
 
 
 def _applying(h: Hierarchy, optimizer: Group) -> Group:

@@ -297,7 +297,8 @@ def choose_picture(h: Hierarchy, options: ViewOptions, costs: CostSet | None = N
 
 def _lead(h: Hierarchy, expanded: frozenset[Group], keep: set[Member] | None) -> Group | None:
     """The open group a first view should show: a training step's model (the biggest, when
-    a step trains several), else an open group holding more than half the ops (an inference
+    a step trains several; a distributed step's first replica, though TensorFlow gives the
+    others a few more ops), else an open group holding more than half the ops (an inference
     graph's model, or the function that wraps it).  A step's top is its plumbing (outputs,
     ``NoOp``, the optimizer): shown first, the model started below the fold."""
     shown = [g for g in expanded if g is not h.root and (keep is None or g in keep)]
@@ -305,5 +306,6 @@ def _lead(h: Hierarchy, expanded: frozenset[Group], keep: set[Member] | None) ->
     for candidates in ([g for g in shown if g in models],
                        [g for g in shown if 2 * g.op_count > h.root.op_count]):
         if candidates:
-            return max(candidates, key=lambda g: (g.op_count, -g.depth, g.name))
+            return max(candidates, key=lambda g: (g.kind == "replica", g.op_count, -g.depth,
+                                                  g.name))
     return None

@@ -68,6 +68,7 @@ const INVENTED = {
   variables: "the variables the calls beside it read",
   metrics: "a training step's updates of its metrics",
   replica: "the first replica of a distributed step, named as the others are",
+  clipping: "the optimizer's clipping of the gradients by their global norm",
 };
 
 export function renderDetails(app, i) {
