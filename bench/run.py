@@ -60,8 +60,9 @@ SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
 FLOOR_BEGIN, FLOOR_END = "<!-- floor: begin -->", "<!-- floor: end -->"
 TBPLUGIN_BEGIN, TBPLUGIN_END = "<!-- tbplugin: begin -->", "<!-- tbplugin: end -->"
 ONNX_BEGIN, ONNX_END = "<!-- onnx: begin -->", "<!-- onnx: end -->"
+VERSUS_BEGIN, VERSUS_END = "<!-- versus: begin -->", "<!-- versus: end -->"
 _SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END), (TBPLUGIN_BEGIN, TBPLUGIN_END),
-             (ONNX_BEGIN, ONNX_END))
+             (ONNX_BEGIN, ONNX_END), (VERSUS_BEGIN, VERSUS_END))
 #: Files this large are measured once, whatever --repeat says.
 BIG_FILE = 20_000_000
 

@@ -112,6 +112,14 @@ def broken_rules(step: zoo.ZooStep, view: View) -> list[str]:
                     m.name in h.ops and h.model.op(m.name) == "Sqrt" for m in g.children)
                 for g in opt.walk()):
             out.append(f"clipping: {opt.name!r} clips by the global norm in no box of its own")
+        decays = [g for g in opt.walk() if isinstance(g, Group) and g.kind == "decay"]
+        if (step.recipe.weight_decay or step.recipe.optimizer == "adamw") \
+                and opt is not h.root and not decays:
+            out.append(f"weight decay: {opt.name!r} decays its variables in no box of their own")
+        for g in decays:  # made of the variable and the learning rate, never of a gradient
+            if any(u.startswith("gradient_tape/") for m in g.walk() if m.name in h.ops
+                   for u in h.model.g.pred[m.name]):
+                out.append(f"weight decay: {g.name!r} reads a gradient")
     for model, calls in step.models.items():
         groups = [view.group_of(scope_ops(step, c)) for c in calls]
         for call, g in zip(calls, groups, strict=True):
@@ -155,7 +163,7 @@ def _rule(line: str) -> str:
 
 #: The rules every zoo step keeps (see :func:`broken_rules` for each one's test): all of them.
 KEPT = ("optimizer", "model opens", "model parts", "calls apart", "calls alike", "no big box",
-        "no slices", "loss box", "clipping")
+        "no slices", "loss box", "clipping", "weight decay")
 
 
 def _step_and_view(tf: Any, tmp_path: Path, seed: int) -> tuple[zoo.ZooStep, View]:

@@ -81,7 +81,7 @@ DATA_VERSION = 2
 _MAX_CHANGES = 5000
 _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5, "block": 6,
           "section": 7, "update": 8, "variables": 9, "metrics": 10, "replica": 11,
-          "clipping": 12}
+          "clipping": 12, "decay": 13}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
 from .tree import Group, Hierarchy, Member, aggregate_edges, natural_key
+from .updates import DECAY_KIND
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -271,14 +272,17 @@ class Templates:
 
         No template or form is needed: a bucket's groups share their op count, so its ops in
         all are its size times that count, and ranking needs no large bucket split into its
-        structures.
+        structures.  A variable's weight decay (one in each of an optimizer's update groups,
+        hundreds alike, never in a default view) spends no colour: it would take the
+        place of a structure of the model.
         """
         if self._bucketed is None:
             self._bucket_all()
         ranked = sorted(
             (-max(g.op_count for g in b) * len(b), min(g.name for g in b), key)
             for key, b in self._bucketed.items()  # type: ignore[union-attr]
-            if len(b) >= 2 and max(g.op_count for g in b) >= MIN_COLORED_OPS)
+            if len(b) >= 2 and max(g.op_count for g in b) >= MIN_COLORED_OPS
+            and any(g.kind != DECAY_KIND for g in b))
         size = len(STRUCTURE_COLORS["light"])
         return {key: place for place, (_, _, key) in enumerate(ranked[:size])}
 

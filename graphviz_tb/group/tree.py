@@ -391,7 +391,7 @@ def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
 
 #: Kinds of group the hierarchy invents (the user's scopes and function bodies are not).
 INVENTED = frozenset({"prefix", "series", "section", "block", "update", "metrics",
-                      "clipping"})
+                      "clipping", "decay"})
 
 
 # ------------------------------------------------------------------ TF2 training steps

@@ -31,11 +31,12 @@ from .dataflow import child_index
 from .partition import ChildGraph, topological_order
 from .tree import Group, Hierarchy, Member, OpNode, free_name, op_members
 
-__all__ = ["CLIPPING_KIND", "UPDATE_KIND", "mirror_updates"]
+__all__ = ["CLIPPING_KIND", "DECAY_KIND", "UPDATE_KIND", "mirror_updates"]
 
-#: The kind of the groups made here: one layer's updates, and the clipping of every gradient
-#: by their global norm.
+#: The kinds of the groups made here: one layer's updates, a variable's weight decay within
+#: them, and the clipping of every gradient by their global norm.
 UPDATE_KIND = "update"
+DECAY_KIND = "decay"
 CLIPPING_KIND = "clipping"
 
 #: Ops squaring a gradient on its way into a global norm.
@@ -62,6 +63,130 @@ def mirror_updates(h: Hierarchy) -> None:
                 optimizer.label = f"{optimizer.label}: loss scaling, {applying.label}"
             _mirror(h, applying)
             _frame_clipping(h, applying)
+            computed = _Computed(h, {op.name for op in op_members(applying)})
+            for group in [g for g in applying.walk() if isinstance(g, Group)
+                          and g.kind == UPDATE_KIND]:
+                _frame_decay(h, group, computed)
+
+
+def _data_graph(h: Hierarchy, kids: list[Member]) -> tuple[ChildGraph, list[list[str]]]:
+    """The data edges among ``kids``, and for each the ops outside them it reads."""
+    where = child_index(kids)
+    edges: set[tuple[int, int]] = set()
+    outside: list[list[str]] = [[] for _ in kids]
+    for op, i in where.items():
+        for u, keydict in h.model.g.pred[op].items():
+            if all(d["kind"] == CONTROL for d in keydict.values()):
+                continue
+            j = where.get(u)
+            if j is None:
+                outside[i].append(u)
+            elif j != i:
+                edges.add((j, i))
+    return ChildGraph(len(kids), sorted(edges)), outside
+
+
+def _frame_decay(h: Hierarchy, update: Group, computed: _Computed) -> None:
+    """Frame a variable's weight decay within its update as a group ``weight_decay``.
+
+    Keras (``weight_decay=``, AdamW) decays a variable apart from its step: a write whose
+    value is made of the variable itself, constants and the learning rate, never of a
+    gradient (``variable.assign_sub(variable * wd * lr)``).  Its ops stood loose beside the
+    step's, under flat numbered names.  The decay is that write and what feeds only it: it
+    reads the value of the variable it writes, and nothing it reads comes from what the
+    optimizer is given (the gradients).  Adam's step reads no gradient either, through the
+    dataflow (the gradient went into ``m`` and ``v``, which it reads back), but it reads
+    those, not the variable."""
+    kids = update._children
+    graph, _ = _data_graph(h, kids)
+    nodes = h.model.g.node_data
+    for w, c in enumerate(kids):
+        if not (isinstance(c, OpNode) and _writes(nodes[c.name]["op"])):
+            continue
+        found, stack = {w}, [w]
+        while stack:
+            for j in graph.pred[stack.pop()]:
+                if j not in found:
+                    found.add(j)
+                    stack.append(j)
+        if len(found) < 2 or len(found) == len(kids) or computed.given(c.name) \
+                or not _reads_itself(h, c, [kids[j] for j in found]):
+            continue
+        changed = True
+        while changed:  # what also feeds the step is shared, not the decay's
+            shared = {j for j in found if j != w and not set(graph.succ[j]) <= found}
+            changed = bool(shared)
+            found -= shared
+        if len(found) < 2:
+            continue
+        group = Group(free_name(h, f"{update.name}/weight_decay"), h, update,
+                      update.depth + 1, kind=DECAY_KIND)
+        h.groups[group.name] = group
+        members = [kids[j] for j in sorted(found)]
+        for m in members:
+            m.parent = group
+        group._children = members
+        update._children = [k for j, k in enumerate(kids) if j not in found] + [group]
+        return
+
+
+def _reads_itself(h: Hierarchy, write: OpNode, members: list[Member]) -> bool:
+    """Does one of ``members`` read the value of the variable ``write`` writes?"""
+    handle = h.model.input_tensor(write.name)
+    if handle is None:
+        return False
+    handle = _variable(h, handle)
+    for m in members:
+        for op in [m] if isinstance(m, OpNode) else op_members(m):  # type: ignore[arg-type]
+            if h.model.g.node_data[op.name]["op"] == "ReadVariableOp":
+                read = h.model.input_tensor(op.name)
+                if read is not None and _variable(h, read) == handle:
+                    return True
+    return False
+
+
+class _Computed:
+    """Which ops an optimizer's ops are made from: is an op, or anything it reads, computed
+    outside the optimizer (a gradient), rather than a source (a constant, a variable's
+    handle)?  A function's argument stands for what its caller passes.  Memoised: linear in
+    the optimizer's ops and edges."""
+
+    def __init__(self, h: Hierarchy, inside: set[str]) -> None:
+        self.h, self.inside = h, inside
+        self.memo: dict[str, bool] = {}
+
+    def _preds(self, op: str) -> list[str]:
+        h = self.h
+        if h.model.g.node_data[op]["role"] == "arg":
+            resolved = _variable(h, (op, 0))[0]
+            if resolved != op:
+                return [resolved]
+        return [u for u, keydict in h.model.g.pred[op].items()
+                if any(d["kind"] != CONTROL for d in keydict.values())]
+
+    def given(self, op: str) -> bool:
+        """Is ``op`` a value the optimizer is given, or made from one?"""
+        memo, stack, opened = self.memo, [op], set()
+        nodes = self.h.model.g.node_data
+        while stack:
+            top = stack[-1]
+            if top in memo:
+                stack.pop()
+                continue
+            preds = self._preds(top)
+            if top not in self.inside and nodes[top]["role"] != "arg":
+                # Computed outside: a gradient, unless a variable's value.
+                memo[top] = bool(preds) and nodes[top]["op"] != "ReadVariableOp"
+                stack.pop()
+                continue
+            todo = [u for u in preds if u not in memo and u not in opened]
+            if todo and top not in opened:
+                opened.add(top)
+                stack.extend(todo)
+                continue
+            memo[top] = any(memo.get(u, False) for u in preds)  # a loop: decided by the rest
+            stack.pop()
+        return memo[op]
 
 
 def _frame_clipping(h: Hierarchy, optimizer: Group) -> None:
@@ -75,20 +200,9 @@ def _frame_clipping(h: Hierarchy, optimizer: Group) -> None:
     outside), are the clipping.  Clipping by each gradient's own norm (``clipnorm``) serves
     one variable at a time: it is in that variable's update already."""
     kids = optimizer._children
-    where = child_index(kids)
     g = h.model.g
-    edges: set[tuple[int, int]] = set()
-    reads_outside = [False] * len(kids)
-    for op, i in where.items():
-        for u, keydict in g.pred[op].items():
-            if all(d["kind"] == CONTROL for d in keydict.values()):
-                continue
-            j = where.get(u)
-            if j is None:
-                reads_outside[i] = reads_outside[i] or g.node_data[u]["op"] != "Const"
-            elif j != i:
-                edges.add((j, i))
-    graph = ChildGraph(len(kids), sorted(edges))
+    graph, outside = _data_graph(h, kids)
+    reads_outside = [any(g.node_data[u]["op"] != "Const" for u in us) for us in outside]
     movable = [isinstance(c, OpNode) or (isinstance(c, Group) and _named_after_ops(h, c))
                for c in kids]
     for root, c in enumerate(kids):

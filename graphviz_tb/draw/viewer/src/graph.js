@@ -6,9 +6,10 @@
 // collapsed group contain a traced op" a prefix-sum lookup instead of a walk.
 
 export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5, BLOCK: 6, SECTION: 7,
-  UPDATE: 8, VARIABLES: 9, METRICS: 10, REPLICA: 11, CLIPPING: 12 };
+  UPDATE: 8, VARIABLES: 9, METRICS: 10, REPLICA: 11, CLIPPING: 12,
+  DECAY: 13 };
 export const KIND_NAMES = ["op", "root", "scope", "function", "prefix", "series", "block",
-  "section", "update", "variables", "metrics", "replica", "clipping"];
+  "section", "update", "variables", "metrics", "replica", "clipping", "decay"];
 export const ROLE_NAMES = ["op", "missing", "arg", "retval"];
 export const EDGE_KINDS = ["data", "control", "ref"];
 export const DIFF_STATUSES = ["unchanged", "added", "removed", "changed"];

@@ -69,6 +69,7 @@ const INVENTED = {
   metrics: "a training step's updates of its metrics",
   replica: "the first replica of a distributed step, named as the others are",
   clipping: "the optimizer's clipping of the gradients by their global norm",
+  decay: "the weight decay of one variable, apart from its step",
 };
 
 export function renderDetails(app, i) {
