@@ -119,14 +119,7 @@ def _frame_decay(h: Hierarchy, update: Group, computed: _Computed) -> None:
             found -= shared
         if len(found) < 2:
             continue
-        group = Group(free_name(h, f"{update.name}/weight_decay"), h, update,
-                      update.depth + 1, kind=DECAY_KIND)
-        h.groups[group.name] = group
-        members = [kids[j] for j in sorted(found)]
-        for m in members:
-            m.parent = group
-        group._children = members
-        update._children = [k for j, k in enumerate(kids) if j not in found] + [group]
+        _frame(h, update, found, "weight_decay", DECAY_KIND)
         return
 
 
@@ -229,15 +222,22 @@ def _frame_clipping(h: Hierarchy, optimizer: Group) -> None:
         sources = {j for j in range(len(kids)) if not graph.pred[j] and j != root
                    and movable[j] and graph.succ[j]}
         found = (found - sources) | {j for j in sources if set(graph.succ[j]) <= found}
-        group = Group(free_name(h, f"{optimizer.name}/clip_by_global_norm"), h, optimizer,
-                      optimizer.depth + 1, kind=CLIPPING_KIND)
-        h.groups[group.name] = group
-        members = [kids[j] for j in sorted(found)]
-        for m in members:
-            m.parent = group
-        group._children = members
-        optimizer._children = [c for j, c in enumerate(kids) if j not in found] + [group]
+        _frame(h, optimizer, found, "clip_by_global_norm", CLIPPING_KIND)
         return
+
+
+def _frame(h: Hierarchy, parent: Group, found: set[int], label: str, kind: str) -> None:
+    """Move the children of ``parent`` at the indices ``found`` into a new group of it,
+    ``label`` (made free) of ``kind``, placed after the children that stay."""
+    kids = parent._children
+    group = Group(free_name(h, f"{parent.name}/{label}"), h, parent, parent.depth + 1,
+                  kind=kind)
+    h.groups[group.name] = group
+    members = [kids[j] for j in sorted(found)]
+    for m in members:
+        m.parent = group
+    group._children = members
+    parent._children = [c for j, c in enumerate(kids) if j not in found] + [group]
 
 
 def _applying(h: Hierarchy, optimizer: Group) -> Group:
