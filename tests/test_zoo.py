@@ -35,10 +35,16 @@ def _seeds(spec: str) -> range:
     return range(int(start or 0), int(stop))
 
 
+#: Seeds a sweep found failing, kept as fixed cases: 164, a residual model with the user's
+#: names under mixed_float16, whose ``res`` prefix (189 of the model's 212 ops) stayed closed,
+#: the step being big enough (1,925 ops) for it to seem a small part.
+FIXED_SEEDS = (164,)
+
 #: The seeds CI runs (three of each architecture or more, chosen by nothing but their
-#: number; about three minutes on two cores).  ``make zoo N=500`` sweeps further, through
-#: ``TBGRAPH_ZOO_SEEDS``; a seed that fails there becomes a fixed case here.
-SEEDS = _seeds(os.environ.get("TBGRAPH_ZOO_SEEDS", "40"))
+#: number; about three minutes on two cores), and the fixed cases.  ``make zoo N=500``
+#: sweeps further, through ``TBGRAPH_ZOO_SEEDS``; a seed that fails there joins the fixed.
+SEEDS = _seeds(os.environ["TBGRAPH_ZOO_SEEDS"]) if "TBGRAPH_ZOO_SEEDS" in os.environ \
+    else [*range(40), *FIXED_SEEDS]
 
 #: A numbered slice of a group too big for one layout.
 _SLICE = re.compile(r"\[\d+[–-]\d+ of \d+\]")

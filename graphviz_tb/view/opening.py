@@ -124,7 +124,7 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     ops: its boxes would be numbered slices (``[1–200 of 611]``), which show no structure
     and spend the budget (NASNet-Large's ``train/gradients`` would take it from the model's
     cells).  In a TF2 training step (:attr:`Hierarchy.training`) the model opens first,
-    whatever its share; the optimizer never opens by itself, and the gradients only when
+    whatever its share, and so does a part of it holding more than half of it; the optimizer never opens by itself, and the gradients only when
     they hold more than half the ops, after the rest.  Only the children of groups met on
     the way are read.
 
@@ -157,7 +157,10 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
                                            and c.kind != VARIABLES_KIND)):
                 size = measure(c)
                 if size > 0:
-                    rank = -1 if c in models or _wrapped(group, c) else \
+                    # A part holding most of a model opens with it: closed, it would hide
+                    # the model's architecture however small the model is.
+                    rank = -1 if c in models or _wrapped(group, c) or (
+                        group in models and 2 * c.op_count > group.op_count) else \
                         0 if not (late or c in gradients) else \
                         1 if 2 * c.op_count > total else 2
                     heapq.heappush(queue, (rank, -size, c.name, c))
