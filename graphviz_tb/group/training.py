@@ -388,8 +388,10 @@ def fold_metrics(h: Hierarchy) -> None:
     nodes = h.model.g.node_data
     for container, parts in list(h.training.items()):
         kids = container._children
-        downstream = _downstream_loose(h, kids, parts)
-        state = _optimizer_state(h, downstream, parts.optimizers or (parts.optimizer,))
+        optimizers = parts.optimizers or (parts.optimizer,)
+        state = _counters(h, kids, parts, optimizers)
+        downstream = [c for c in _downstream_loose(h, kids, parts) if c not in state]
+        state.update(_optimizer_state(h, downstream, optimizers))
         for member, optimizer in state.items():
             member.parent = optimizer
             optimizer._children.append(member)
@@ -406,6 +408,38 @@ def fold_metrics(h: Hierarchy) -> None:
         reparent(loose, group)
         h.groups[name] = group
         container._children = [c for c in kids if id(c) not in gone] + [group]
+
+
+#: The most ops a step counter has (``Const``, ``Cast``, the handle, its read, ``Add``, the
+#: write).
+_COUNTER_OPS = 8
+
+
+def _counters(h: Hierarchy, kids: list[Member], parts: TrainingParts,
+              optimizers: tuple[Group, ...]) -> dict[Member, Group]:
+    """The children of a step that count an optimizer's steps though the optimizer never
+    reads the count (SGD at a constant rate): a few ops that read nothing but one another
+    (the counter's handle and constants are among them), write a variable, and feed only
+    that optimizer (the control edge that orders its updates after the count) -> that
+    optimizer.  Keras' step counter (``Add``, 6 ops with its ``Const``, ``Cast`` and
+    ``AssignVariableOp``) stood loose at the top of a U-Net's step, beside the model."""
+    named = {parts.gradients, parts.optimizer, parts.model, *parts.models, *optimizers}
+    owner = {m.name: optimizer for optimizer in optimizers for m in op_members(optimizer)}
+    pred, succ, nodes = h.model.g.pred, h.model.g.succ, h.model.g.node_data
+    found: dict[Member, Group] = {}
+    for c in kids:
+        if c in named or (isinstance(c, Group) and c.kind != "scope"):
+            continue
+        ops = _unit_ops(c)
+        names = {op.name for op in ops}
+        if len(ops) > _COUNTER_OPS or not any(nodes[n]["op"] in _VARIABLE_WRITES
+                                                 for n in names) \
+                or any(u not in names for n in names for u in pred[n]):
+            continue
+        targets = {owner.get(v) for n in names for v in succ[n] if v not in names}
+        if len(targets) == 1 and None not in targets:
+            found[c] = targets.pop()  # type: ignore[assignment]
+    return found
 
 
 def _optimizer_state(h: Hierarchy, loose: list[Member], optimizers: tuple[Group, ...]

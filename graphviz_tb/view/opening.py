@@ -124,9 +124,9 @@ def auto_open(h: Hierarchy, budget: int, weight: Callable[[Group], int] | None =
     ops: its boxes would be numbered slices (``[1–200 of 611]``), which show no structure
     and spend the budget (NASNet-Large's ``train/gradients`` would take it from the model's
     cells).  In a TF2 training step (:attr:`Hierarchy.training`) the model opens first,
-    whatever its share, and so does a part of it holding more than half of it; the optimizer never opens by itself, and the gradients only when
-    they hold more than half the ops, after the rest.  Only the children of groups met on
-    the way are read.
+    whatever its share, and so does a part of it holding more than half of it; the
+    optimizer never opens by itself, and the gradients only when they hold more than half
+    the ops, after the rest.  Only the children of groups met on the way are read.
 
     With ``weight`` (a diff: how many changed ops a group holds, nothing for one wholly added
     or removed, which reads best closed), groups open by that weight
