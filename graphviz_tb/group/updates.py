@@ -243,8 +243,10 @@ def _frame(h: Hierarchy, parent: Group, found: set[int], label: str, kind: str) 
 def _applying(h: Hierarchy, optimizer: Group) -> Group:
     """The group that applies the optimizer's updates: the optimizer itself, or, for a
     loss-scaling optimizer, the optimizer it calls inside the branch that applies them
-    (``cond/then/cond/adam_w``).  Found by going down while one child group holds over half
-    of the variable writes below."""
+    (``cond/then/cond/adam_w``).  Found by going down while one child group holds half the
+    variable writes below or more, and more than any other child: a discriminator of four
+    variables updates them in ``sgd_1`` beside the loss scale's own three writes and its
+    step counter's, exactly half."""
     nodes = h.model.g.node_data
 
     def writes(m: Member) -> int:
@@ -253,12 +255,13 @@ def _applying(h: Hierarchy, optimizer: Group) -> Group:
 
     group = optimizer
     while True:
-        counts = [(writes(c), c.name, c) for c in group._children]
-        best = max(((n, name, c) for n, name, c in counts if isinstance(c, Group)),
-                   key=lambda w: w[:2], default=None)
-        if best is None or 2 * best[0] <= sum(n for n, _, _ in counts):
+        counts = sorted(((writes(c), c.name, c) for c in group._children),
+                        key=lambda w: w[:2], reverse=True)
+        if not counts or not isinstance(counts[0][2], Group) \
+                or 2 * counts[0][0] < sum(n for n, _, _ in counts) \
+                or (len(counts) > 1 and counts[1][0] == counts[0][0]):
             return group
-        group = best[2]
+        group = counts[0][2]
 
 
 def _variable(h: Hierarchy, tensor: tuple[str, int]) -> tuple[str, int]:
