@@ -401,6 +401,68 @@ def test_groups_share_a_template_exactly_when_isomorphic(gd: Any) -> None:
     assert [[grp.name for grp in same] for same in classes] == list(by_template.values())
 
 
+def _flat_form(group: Group, succ: dict) -> tuple:
+    """The oracle of a group's relative form, read whole: every member below as (its parent's
+    position, its op type or group kind) in tree order, and every model edge inside between
+    positions, sorted."""
+    members: list[tuple] = []
+    position: dict[str, int] = {}
+    stack: list[tuple[Any, int]] = [(c, -1) for c in reversed(group.children)]
+    while stack:
+        m, parent = stack.pop()
+        here = len(members)
+        if isinstance(m, Group):
+            members.append((parent, m.kind))
+            stack.extend((c, here) for c in reversed(m.children))
+        else:
+            members.append((parent, m.op))
+            position[m.name] = here
+    edges = sorted((a, position[v], k, d["kind"]) for u, a in position.items()
+                   for v, keydict in succ[u].items() if v in position
+                   for k, d in keydict.items())
+    return members, edges
+
+
+@st.composite
+def _nested_blocks(draw: st.DrawFn) -> Any:
+    """Copies of a two-level motif (``blk<c>/<sub>/n<i>``), each wired inside its parts,
+    across them and to itself by data and control inputs, now and then with one op type or
+    one edge changed: alike
+    subtrees at every level, some equal and some not."""
+    subs = draw(st.lists(st.sampled_from(["p", "q", "r"]), min_size=1, max_size=3))
+    spots = [(s, i) for s in ["", *subs] for i in range(draw(st.integers(1, 2)))]
+    types = [draw(st.sampled_from(["Add", "Mul", "p"])) for _ in spots]
+    pairs = [(a, b, hat) for a in range(len(spots)) for b in range(len(spots))
+             for hat in ("", "^")]  # a data or a control input
+    motif = draw(st.lists(st.sampled_from(pairs), max_size=8))
+    nodes = []
+    for c in range(draw(st.integers(2, 4))):
+        kinds = list(types)
+        wiring = motif + draw(st.lists(st.sampled_from(pairs), max_size=1))
+        if draw(st.booleans()):
+            kinds[draw(st.integers(0, len(kinds) - 1))] = "Mul"
+        names = [f"blk{c}/{s + '/' if s else ''}n{i}" for s, i in spots]
+        for j, name in enumerate(names):
+            ins = [hat + names[a] for a, b, hat in wiring if b == j]
+            nodes.append(node(name, kinds[j], ins))
+    return graph_def(nodes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(_nested_blocks(), graph_defs()), st.booleans())
+def test_groups_share_a_form_exactly_when_their_subtrees_match(gd: Any, series: bool) -> None:
+    """The form ids the templates compose from their children's agree with the relative
+    forms read whole, on every pair of groups, once grouping is done."""
+    model = build_model(gd)
+    h = build_hierarchy(model, GroupOptions(series=series))
+    groups = list(h.all_groups())
+    flat = [_flat_form(g, model.g.succ) for g in groups]
+    ids = [h.templates._form(g) for g in groups]
+    for i in range(len(groups)):
+        for j in range(len(groups)):
+            assert (ids[i] == ids[j]) == (flat[i] == flat[j]), (groups[i].name, groups[j].name)
+
+
 @settings(max_examples=60, deadline=None)
 @given(graph_defs())
 def test_a_written_graph_loads_or_fails_with_our_error(gd: Any) -> None:

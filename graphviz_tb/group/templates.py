@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
-from .tree import Group, Hierarchy, Member, aggregate_edges, natural_key
+from .tree import Group, Hierarchy, aggregate_edges, natural_key
 from .updates import DECAY_KIND
 
 if TYPE_CHECKING:
@@ -57,7 +57,9 @@ class Templates:
         self._split: dict[tuple, dict[Group, list[Group]]] = {}
         #: Relative forms computed so far, and how many series had been made when they were: a
         #: picture compares the groups that settling just compared (see :meth:`_form`).
-        self._forms: dict[Group, tuple] = {}
+        #: A form is an id: equal ids, equal forms (see :meth:`_form`).
+        self._forms: dict[Group, int] = {}
+        self._form_ids: dict[tuple, int] = {}
         self._sizes: dict[Group, int] = {}
         self._forms_made = 0
         #: After :meth:`complete`: every template's instances (forward copies first), and the
@@ -114,7 +116,7 @@ class Templates:
 
         Templates are the last resort.  Groups with a different invariant (op-type multiset;
         the bucket key, or ``keyed`` when the caller bucketed already) differ.  Groups whose
-        subtrees are the same member for member (:func:`_relative_form`: repeated blocks
+        subtrees are the same member for member (:meth:`_form`: repeated blocks
         built by the same code) are alike, the positions being the witness.  Only when one
         invariant holds several such forms are templates decided, once per form, to merge
         forms that are alike in another member order.  Groups whose templates are all
@@ -159,32 +161,69 @@ class Templates:
         relative forms are equal, templates deciding only between the forms' first groups."""
         if len(groups) == 1:
             return [groups]
-        forms: list[tuple[tuple, list[Group]]] = []
+        forms: dict[int, list[Group]] = {}  # in order of their first group
         for g in groups:
-            form = self._form(g)
-            # Compared, not hashed: hashing a form costs as much as building it, and unequal
-            # forms mostly differ early.
-            same = next((gs for f, gs in forms if f == form), None)
-            if same is None:
-                forms.append((form, [g]))
-            else:
-                same.append(g)
+            forms.setdefault(self._form(g), []).append(g)
         if len(forms) == 1:
-            return [forms[0][1]]
-        forms_of = {gs[0]: gs for _, gs in forms}
+            return list(forms.values())
+        forms_of = {gs[0]: gs for gs in forms.values()}
         out = []
-        for members in self._by_template([gs[0] for _, gs in forms]).values():
+        for members in self._by_template([gs[0] for gs in forms.values()]).values():
             merged = [g for rep in members for g in forms_of[rep]]
             merged.sort(key=position.__getitem__)
             out.append(merged)
         return out
 
-    def _form(self, group: Group) -> tuple:
-        """:func:`_relative_form`, remembered until a series is made in its subtree."""
+    def _form(self, group: Group) -> int:
+        """The id of the group's relative form, remembered until a series is made in its
+        subtree: two groups have one id exactly when their forms are equal.
+
+        A form is made of its children's (children first, iteratively: deep trees): each
+        child its op type, or its kind and form id (an empty group its kind alone, as its
+        relative form says no more), and the model edges meeting in the group (see
+        :class:`~graphviz_tb.group.tree.Meetings`) between positions in the whole subtree.
+        Equal children's forms place their members and inner edges alike, so this is equal
+        exactly when the relative forms are, without rebuilding every level's subtree: the
+        copies of a million-op graph were read once per level of nesting before.
+        """
         self._fresh()
-        if group not in self._forms:
-            self._forms[group] = _relative_form(group, self.h.model.g.succ)
-        return self._forms[group]
+        forms = self._forms
+        found = forms.get(group)
+        if found is not None:
+            return found
+        todo: list[Group] = []
+        stack = [group]
+        while stack:
+            g = stack.pop()
+            todo.append(g)
+            stack.extend(c for c in g._children if isinstance(c, Group) and c not in forms)
+        # Each member's position in the subtree's tree order: a member's position in a
+        # group's form is its position less the group's, less one.
+        place: dict[int, int] = {}
+        below = list(reversed(group._children))
+        while below:
+            m = below.pop()
+            place[id(m)] = len(place)
+            if isinstance(m, Group):
+                below.extend(reversed(m._children))
+        meet = self.h.meetings()
+        ops, pairs, succ, ids = self.h.ops, meet.pairs, self.h.model.g.succ, self._form_ids
+        for g in reversed(todo):
+            described = tuple(
+                ((c.kind, forms[c]) if c._children else c.kind) if isinstance(c, Group)
+                else c.op  # type: ignore[attr-defined]
+                for c in g._children)
+            base = 0 if g is group else place[id(g)] + 1
+            edges = []
+            for i in meet.of(g):
+                u, v = pairs[i]
+                a, b = place[id(ops[u])] - base, place[id(ops[v])] - base
+                for k, d in succ[u][v].items():
+                    edges.append((a, b, k, d["kind"]))
+            edges.sort()
+            key = (described, tuple(edges))
+            forms[g] = ids.setdefault(key, len(ids))
+        return forms[group]
 
     def _fresh(self) -> None:
         """Forget the forms and sizes of the subtrees a series was made in since: those of the
@@ -498,38 +537,6 @@ def _determined(labels: list[int], wiring: list[tuple]) -> bool:
     return all(n == max(count[e[0]], count[e[1]]) for e, n in seen.items())
 
 
-def _relative_form(group: Group, succ: dict) -> tuple:
-    """The subtree below ``group`` as it stands: each member's parent's position and its op
-    type (or group kind), in tree order, and the model edges inside between positions, sorted.
-
-    Equal forms mean the subtrees match member for member and edge for edge, position for
-    position, so their structures are equal (names are not structure: Keras numbers every
-    layer of a model apart, ``activation_46`` in one cell and ``activation_58`` in the next;
-    nor is the name of the function a body comes from, one per layer in Keras 2).  The tree
-    is read as it stands (``_children``), settling nothing: the scope series still to be made
-    depend only on what the form records, so subtrees equal now stay equal once settled.
-    """
-    members: list[tuple] = []
-    position: dict[str, int] = {}  # op name -> its place in ``members``
-    stack: list[tuple[Member, int]] = [(c, -1) for c in reversed(group._children)]
-    while stack:
-        m, parent = stack.pop()
-        here = len(members)
-        if isinstance(m, Group):
-            members.append((parent, m.kind))
-            stack.extend((c, here) for c in reversed(m._children))
-        else:
-            members.append((parent, m.op))  # type: ignore[attr-defined]
-            position[m.name] = here
-    edges = []
-    for u, a in position.items():
-        for v, keydict in succ[u].items():
-            b = position.get(v)
-            if b is not None:
-                for k, d in keydict.items():
-                    edges.append((a, b, k, d["kind"]))
-    edges.sort()
-    return members, edges
 
 
 def _by_order(group: Group, label: dict[int, int]) -> tuple:

@@ -47,17 +47,22 @@ def is_onnx_model(data: bytes) -> bool:
     ``onnx`` needed, so a user without it hears what to install): every top-level field is
     one ModelProto has, with its wire type; the IR version is a number and the graph a
     message whose fields are a GraphProto's.  A GraphDef (field 1 a message), MetaGraphDef
-    and SavedModel (no field 7) fail this."""
+    and SavedModel (no field 7) fail this.
+
+    The first field of the wrong wire type ends the scan: a GraphDef's first field (an op,
+    a message where ModelProto has a number) says so, and its million ops are not walked."""
+    fields: list[tuple[int, int | bytes | memoryview]] = []
     try:
-        fields = list(wire_fields(memoryview(data)))
+        for number, wire, value in wire_fields(memoryview(data)):
+            if _MODEL_FIELDS.get(number, wire) != wire:
+                return False
+            fields.append((number, value))
     except ValueError:
         return False
-    seen = {number for number, _, _ in fields}
+    seen = {number for number, _ in fields}
     if _IR_VERSION not in seen or _GRAPH not in seen:
         return False
-    for number, wire, value in fields:
-        if _MODEL_FIELDS.get(number, wire) != wire:
-            return False
+    for number, value in fields:
         if number == _GRAPH:
             try:
                 graph = list(wire_fields(value))  # type: ignore[arg-type]
