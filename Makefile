@@ -150,6 +150,7 @@ bench: $(VENV)/.stamp-bench $(VIEWER)
 	$(BIN)/python bench/run.py --build-missing
 	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/versus.py
 	$(BIN)/python bench/tbplugin.py
 	$(BIN)/python bench/onnx_sizes.py
 
