@@ -40,8 +40,10 @@ def _seeds(spec: str) -> range:
 #: the step being big enough (1,925 ops) for it to seem a small part; 195, a GAN under
 #: mixed_float16 whose discriminator's loss-scaling optimizer was labelled
 #: ``cond_1: loss scaling, cond_1`` and its clipping left unframed (its four variables' writes
-#: in ``sgd_1`` were exactly half of those below, beside the loss scale's own).
-FIXED_SEEDS = (164, 195)
+#: in ``sgd_1`` were exactly half of those below, beside the loss scale's own); 479, whose
+#: optimizer's ops (RMSprop's, sparse updates of an embedding) lie in a block of it, which
+#: the rule exempting the optimizer from "no big box" did not see as the optimizer's.
+FIXED_SEEDS = (164, 195, 479)
 
 #: The seeds CI runs (three of each architecture or more, chosen by nothing but their
 #: number; about three minutes on two cores), and the fixed cases.  ``make zoo N=500``
@@ -171,7 +173,8 @@ def broken_rules(step: zoo.ZooStep, view: View) -> list[str]:
                            f"coloured apart ({[g.op_count for g in groups]} ops)")
     for g in view.closed_boxes(h.root):
         if 2 * g.op_count > total and view.visible(g) and not any(
-                o is g or o in g.ancestors() for o in optimizers if o is not h.root):
+                o is g or o in g.ancestors() or g in o.ancestors()
+                for o in optimizers if o is not h.root):
             out.append(f"no big box: {g.name!r} closed with {g.op_count} of {total} ops")
     slices = sorted(g.name for g in h.groups.values()
                     if g.kind == "section" or _SLICE.search(g.label))
