@@ -19,7 +19,9 @@ write of a slot variable, ``m`` or ``v``) serves the variable of its inputs, and
 only such ops serves theirs (the square of a gradient, on its way into ``v``).  The three
 passes are walks of the optimizer's ops in dataflow order, so the cost is linear in its ops
 and edges (and a sort of them by model order).  The groups are of kind ``update``:
-invented, never passed off as a scope of the user's.
+invented, never passed off as a scope of the user's.  So are the two more made here, as
+Keras names neither: ``clip_by_global_norm`` (kind ``clipping``) and each variable's
+``weight_decay`` (kind ``decay``), both found by their dataflow.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ _MANY = "\0many"
 
 def mirror_updates(h: Hierarchy) -> None:
     """Group each training step's optimizer by the layer and variable each of its ops
-    updates (see the module docstring); a no-op where it writes fewer than two layers."""
+    updates (see the module docstring; a no-op where it writes fewer than two layers), then
+    frame what Keras leaves unnamed: the clipping by the global norm, and each variable's
+    weight decay within its update."""
     for parts in list(h.training.values()):
         for optimizer in parts.optimizers or (parts.optimizer,):
             applying = _applying(h, optimizer)
