@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..errors import GraphvizTbError, GraphvizTbWarning, InputError
+from ..group.replicas import REPLICA_KIND
 from ..group.training import is_bookkeeping
 from ..group.tree import Group, Hierarchy, Member, OpNode, is_section
 from ..group.variables import VARIABLES_KIND
@@ -309,6 +310,6 @@ def _lead(h: Hierarchy, expanded: frozenset[Group], keep: set[Member] | None) ->
     for candidates in ([g for g in shown if g in models],
                        [g for g in shown if 2 * g.op_count > h.root.op_count]):
         if candidates:
-            return max(candidates, key=lambda g: (g.kind == "replica", g.op_count, -g.depth,
-                                                  g.name))
+            return max(candidates, key=lambda g: (g.kind == REPLICA_KIND, g.op_count,
+                                                  -g.depth, g.name))
     return None
