@@ -22,7 +22,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,8 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 _GRAPH_SUFFIXES = (".pb", ".pbtxt", ".meta")
 _VIEWS = {"default": {}, "depth3": {"depth": 3}}
-_PAGE_DATA = re.compile(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
-                        re.S)
+
+
+def _script_safe(text: str) -> str:
+    """The data's JSON with ``<``, ``>`` and ``&`` escaped, as pages embedded it before they
+    deflated it: so a snapshot taken before that change compares with one taken after."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _samples() -> Iterator[Path]:
@@ -94,6 +97,7 @@ def write(out: Path, cache: Path, skip_steps: bool) -> None:
     """Draw every input into ``out``: DOT files and a manifest of HTML hashes and errors."""
     import graphviz_tb
     from graphviz_tb.errors import GraphvizTbError
+    from graphviz_tb.write.page import page_json
 
     out.mkdir(parents=True, exist_ok=True)
     inputs = [*_samples(), *_corpus()]
@@ -117,9 +121,8 @@ def write(out: Path, cache: Path, skip_steps: bool) -> None:
                 continue
             (out / f"{label}.{view}.dot").write_text(str(dot))
             page = html.decode() if isinstance(html, bytes) else str(html)
-            data = _PAGE_DATA.search(page)
             manifest[f"{label}.{view}.data"] = hashlib.sha256(
-                (data.group(1) if data else page).encode()).hexdigest()
+                _script_safe(page_json(page)).encode()).hexdigest()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
     print(f"wrote {len(manifest)} records to {out}", file=sys.stderr)
 

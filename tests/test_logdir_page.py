@@ -5,7 +5,6 @@ graph logged by several runs embedded once.  Driven in headless Chromium."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from test_html import Page, _bundle_or_fail
 
 import graphviz_tb
 from graphviz_tb.cli import main
+from graphviz_tb.write.page import page_json
 
 pytestmark = [pytest.mark.browser, pytest.mark.tensorflow, pytest.mark.dot]
 
@@ -43,11 +43,7 @@ def page_file(logdir: Path) -> Path:
 
 
 def _embedded(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
-    found = re.search(r'<script type="application/json" id="tbgraph-data">(.*?)</script>', text,
-                      re.S)
-    assert found
-    return json.loads(found.group(1))
+    return json.loads(page_json(path.read_text(encoding="utf-8")))
 
 
 def test_the_page_holds_every_graph_once(logdir: Path, page_file: Path) -> None:

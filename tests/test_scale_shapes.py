@@ -22,6 +22,7 @@ from svgparse import node_groups, parse
 import graphviz_tb
 from graphviz_tb.group.build import complete
 from graphviz_tb.view.opening import AUTO_DEPTH
+from graphviz_tb.write.page import page_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import graphs_shapes
@@ -31,10 +32,7 @@ pytestmark = pytest.mark.dot
 
 def _payload(page: str) -> str:
     """The JSON the viewer page embeds."""
-    match = re.search(r'<script type="application/json" id="tbgraph-data">(.*?)</script>',
-                      page, re.S)
-    assert match, "no embedded data"
-    return match.group(1)
+    return page_json(page)
 
 
 def _peak_bytes(graph_def: object, fmt: str = "svg") -> tuple[int, bytes, graphviz_tb.Graph]:

@@ -5,6 +5,8 @@
 // every group's descendants form one contiguous range [i, i + size[i]).  That makes "does this
 // collapsed group contain a traced op" a prefix-sum lookup instead of a walk.
 
+import { base64Bytes } from "./bytes.js";
+
 export const KIND = { ROOT: 1, SCOPE: 2, FUNCTION: 3, PREFIX: 4, SERIES: 5, BLOCK: 6, SECTION: 7,
   UPDATE: 8, VARIABLES: 9, METRICS: 10, REPLICA: 11, CLIPPING: 12,
   DECAY: 13 };
@@ -28,14 +30,7 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 function column(packed) {
   if (typeof packed !== "string") return Int32Array.from(packed);
   const Type = TYPES[packed[0]];
-  let bytes;
-  if (Uint8Array.fromBase64) {
-    bytes = Uint8Array.fromBase64(packed.slice(1));
-  } else {
-    const text = atob(packed.slice(1));
-    bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  }
+  const bytes = base64Bytes(packed.slice(1));
   const size = Type.BYTES_PER_ELEMENT;
   if (!LITTLE_ENDIAN) {
     for (let i = 0; i < bytes.length; i += size) bytes.subarray(i, i + size).reverse();

@@ -10,6 +10,7 @@
 // with coordinates relative to the content's lower-left corner (y up, as in DOT); a wire end
 // is a member index, or -1 - k for stub k.
 
+import { base64Bytes, inflated } from "./bytes.js";
 import { nearestOnSpline } from "./spline.js";
 import { STYLE } from "./style.gen.js";
 
@@ -177,14 +178,7 @@ function parseSpline(pos, bx, by) {
 // DecompressionStream into a Blob, and the worker starts from that Blob's blob: URL.
 export async function workerBlob(base64) {
   if (!base64) throw new Error("the page carries no layout engine");
-  if (typeof DecompressionStream !== "function") {
-    throw new Error("this browser cannot decompress it (no DecompressionStream)");
-  }
-  const text = atob(base64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  const code = await new Response(stream).arrayBuffer();
+  const code = await inflated(base64Bytes(base64), "gzip").arrayBuffer();
   return new Blob([code], { type: "text/javascript" });
 }
 
