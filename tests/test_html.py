@@ -347,14 +347,29 @@ def test_the_fitted_picture_lies_clear_of_the_legend_and_minimap(open_page: Any,
 
 def test_first_picture_needs_no_layout_engine(open_page: Any, pages: dict[str, Path]) -> None:
     """The first picture is Python's layout: it is drawn even where the layout engine cannot
-    start (a browser without DecompressionStream), and expanding then says why it cannot."""
-    page = open_page(pages["mnist"], init_script="delete window.DecompressionStream;")
+    start (a page whose workers are blocked), and expanding then says why it cannot."""
+    page = open_page(pages["mnist"], init_script="delete window.Worker;")
     graph = graphviz_tb.load(str(MNIST))
     assert set(page.visible()) == _first_view(graph)
     assert page.js("window.tbgraph.layoutStats().runs") == 0
     assert page.js("window.tbgraph.expand('conv1')") is False
     assert "conv1/Conv2D" not in page.visible()
-    assert "DecompressionStream" in page.page.locator(".toast").inner_text()
+    assert "Worker" in page.page.locator(".toast").inner_text()
+
+
+def test_a_browser_that_cannot_inflate_the_data_says_so(browser: Any,
+                                                         pages: dict[str, Path]) -> None:
+    """The data comes deflated: a browser without DecompressionStream shows one line saying
+    why the graph cannot be read, not a blank page."""
+    page = browser.new_page()
+    try:
+        page.add_init_script("delete window.DecompressionStream;")
+        page.goto(pages["mnist"].resolve().as_uri())
+        page.wait_for_selector(".fatal", timeout=20_000)
+        assert "DecompressionStream" in page.locator(".fatal").inner_text()
+        assert page.evaluate("window.tbgraph.ready") is False
+    finally:
+        page.close()
 
 
 def test_expanding_adds_members_without_overlap(open_page: Any, pages: dict[str, Path]) -> None:
