@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
-from .tree import Group, Hierarchy, Member, aggregate_edges, natural_key
+from .tree import Group, Hierarchy, aggregate_edges, natural_key
 from .updates import DECAY_KIND
 
 if TYPE_CHECKING:
@@ -61,8 +61,6 @@ class Templates:
         self._forms: dict[Group, int] = {}
         self._form_ids: dict[tuple, int] = {}
         self._sizes: dict[Group, int] = {}
-        #: Each group's children's places in its subtree's numbering (see :meth:`_place`).
-        self._offsets: dict[Group, dict[int, int]] = {}
         self._forms_made = 0
         #: After :meth:`complete`: every template's instances (forward copies first), and the
         #: templates with two or more, in legend order; and the palette slot of each.
@@ -199,49 +197,33 @@ class Templates:
             g = stack.pop()
             todo.append(g)
             stack.extend(c for c in g._children if isinstance(c, Group) and c not in forms)
+        # Each member's position in the subtree's tree order: a member's position in a
+        # group's form is its position less the group's, less one.
+        place: dict[int, int] = {}
+        below = list(reversed(group._children))
+        while below:
+            m = below.pop()
+            place[id(m)] = len(place)
+            if isinstance(m, Group):
+                below.extend(reversed(m._children))
         meet = self.h.meetings()
         ops, pairs, succ, ids = self.h.ops, meet.pairs, self.h.model.g.succ, self._form_ids
-        place = self._place
         for g in reversed(todo):
             described = tuple(
                 ((c.kind, forms[c]) if c._children else c.kind) if isinstance(c, Group)
                 else c.op  # type: ignore[attr-defined]
                 for c in g._children)
+            base = 0 if g is group else place[id(g)] + 1
             edges = []
             for i in meet.of(g):
                 u, v = pairs[i]
-                a, b = place(ops[u], g), place(ops[v], g)
+                a, b = place[id(ops[u])] - base, place[id(ops[v])] - base
                 for k, d in succ[u][v].items():
                     edges.append((a, b, k, d["kind"]))
             edges.sort()
             key = (described, tuple(edges))
             forms[g] = ids.setdefault(key, len(ids))
         return forms[group]
-
-    def _place(self, m: Member, group: Group) -> int:
-        """``m``'s place in ``group``'s subtree in tree order (its first child 0, each
-        member before its own): the sum, up the chain from ``m``, of the sizes of the
-        members before each link among its siblings, and one for each group passed.
-
-        Climbing from an edge's ends costs their depth below the group.  Numbering the
-        whole subtree instead, at every form asked after a series was made below, cost a
-        third of a million-op graph's grouping."""
-        offsets = self._offsets
-        at = 0
-        while True:
-            p: Group = m.parent  # type: ignore[assignment]
-            mine = offsets.get(p)
-            if mine is None:
-                mine = offsets[p] = {}
-                before = 0
-                for c in p._children:
-                    mine[id(c)] = before
-                    before += self._size(c) if isinstance(c, Group) else 1
-            at += mine[id(m)]
-            if p is group:
-                return at
-            at += 1
-            m = p
 
     def _fresh(self) -> None:
         """Forget the forms and sizes of the subtrees a series was made in since: those of the
@@ -250,7 +232,7 @@ class Templates:
         made = self.h.series_made
         if self._forms_made == len(made):
             return
-        forms, sizes, offsets = self._forms, self._sizes, self._offsets
+        forms, sizes = self._forms, self._sizes
         seen: set[Group] = set()
         for g in made[self._forms_made:]:
             m: Group | None = g
@@ -258,7 +240,6 @@ class Templates:
                 seen.add(m)
                 forms.pop(m, None)
                 sizes.pop(m, None)
-                offsets.pop(m, None)
                 m = m.parent
         self._forms_made = len(made)
 
