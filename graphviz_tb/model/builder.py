@@ -114,10 +114,6 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
 def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any]]) -> None:
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
     ops, succ, pred = builder.ops, builder.g.succ, builder.g.pred
-    # Each op's own name string: an input's text is a new string per edge, and keyed by it
-    # the predecessor dicts (and each edge's tensor) would hold a copy of its source's name
-    # per edge (about 100 bytes each; 180 MB for a million-op graph).
-    own = {name: name for name in ops}
     for name, node_def in node_defs:
         inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
         if not inputs:
@@ -137,7 +133,6 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
                     else -1
                 kind = REF if mutating and is_ref_edge(ops.get(src, ""), ops[name]) else DATA
             if out >= 0 and src and src in ops and src != name:
-                src = own.get(src, src)  # not there: an op added for a missing input
                 keydict = into.get(src)
                 if keydict is None:
                     keydict = succ[src][name] = into[src] = {}
