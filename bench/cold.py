@@ -226,7 +226,8 @@ def figures_table(rows: list[Row]) -> list[str]:
              "| HTML file |",
              "|---|--:|--:|---|---|---|---|---|--:|"]
     for r in rows:
-        parts = (f" ({r.tb_up.cell()} · {r.tb_page.cell()})" if r.tensorboard.ok else "")
+        parts = (f"; medians: lists {r.tb_up.median:.2f} s · page {r.tb_page.median:.2f} s"
+                 if r.tensorboard.ok else "")
         lines.append(
             f"| `{r.graph.name}`: {r.graph.what} | {r.ops:,} | {_mb(r.file_bytes)} "
             f"| {r.tensorboard.cell()}{parts} | {r.svg.cell()} ({_peak(r.svg)}) "
