@@ -143,6 +143,8 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
 # Speed and size against the baselines and peers, side by side in one run: builds the graphs
 # in bench/graphs/ with TensorFlow when missing, then writes bench/RESULTS.md (takes a while);
 # then the scaling bench: each graph shape at 1x, 2x and 4x, its section of RESULTS.md; then
+# this checkout against an earlier commit (bench/versus.py); then TensorBoard against tbgraph
+# from a cold start, two steps and 1.16 million ops (bench/cold.py); then
 # the TensorBoard tab against the command line on NASNet-Large's step (bench/tbplugin.py);
 # then ONNX models of 1k to 100k nodes against Netron (bench/onnx_sizes.py).
 bench: $(VENV)/.stamp-bench $(VIEWER)
@@ -151,6 +153,7 @@ bench: $(VENV)/.stamp-bench $(VIEWER)
 	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/versus.py
+	$(BIN)/python bench/cold.py
 	$(BIN)/python bench/tbplugin.py
 	$(BIN)/python bench/onnx_sizes.py
 

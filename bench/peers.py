@@ -46,8 +46,8 @@ from timing import Timing
 
 from graphviz_tb.write.page import page_data
 
-__all__ = ["Browser", "HtmlResult", "browser_or_none", "measure_html", "measure_netron",
-           "measure_tensorboard"]
+__all__ = ["Browser", "HtmlResult", "browser_or_none", "drawn", "measure_html", "measure_netron",
+           "measure_tensorboard", "page_ready", "tensorboard"]
 
 BROWSER_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -158,6 +158,27 @@ def _timed_goto(page: Any, url: str, selector: str, timeout: float) -> float | N
 # --------------------------------------------------------------------------- tbgraph's HTML
 
 
+#: tbgraph's page sets ``data-ready`` on ``<html>`` when ready; ``.fatal`` is its error screen.
+READY = 'html[data-ready="true"], .fatal'
+
+
+def page_ready(page: Any, url: str, timeout: float) -> Timing:
+    """Open tbgraph's page at ``url`` in ``page``: one time to ``window.tbgraph.ready``, or no
+    time and a note saying why (timed out, crashed, or the page's own error)."""
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        seconds = _timed_goto(page, url, READY, timeout)
+    except PageFailed as exc:
+        return Timing(note=f"failed: {exc}")
+    if seconds is None:
+        return _timed_out(timeout)
+    if not page.evaluate("window.tbgraph && window.tbgraph.ready === true"):
+        why = page.evaluate("window.tbgraph && window.tbgraph.error") or "; ".join(errors)
+        return Timing(note=f"failed: {str(why)[:80]}")
+    return Timing(times=[seconds])
+
+
 @dataclass
 class HtmlResult:
     """tbgraph's page in the browser: time to ready and two expand times (ms, in the page)."""
@@ -264,22 +285,12 @@ def measure_html(browser: Browser, html_path: Path, repeat: int,
     groups = page_groups(html_path)
     for rep in range(repeat):
         with browser.page() as (page, outside):
-            errors: list[str] = []
-            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-            try:
-                seconds = _timed_goto(page, url, 'html[data-ready="true"], .fatal', timeout)
-            except PageFailed as exc:
-                result.ready = Timing(note=f"failed: {exc}")
-                break
+            ready = page_ready(page, url, timeout)
             result.outside += len(outside)
-            if seconds is None:
-                result.ready = _timed_out(timeout)
+            if not ready.ok:
+                result.ready = ready
                 break
-            if not page.evaluate("window.tbgraph && window.tbgraph.ready === true"):
-                why = page.evaluate("window.tbgraph && window.tbgraph.error") or "; ".join(errors)
-                result.ready = Timing(note=f"failed: {str(why)[:80]}")
-                break
-            result.ready.times.append(seconds)
+            result.ready.times += ready.times
             if rep == 0:
                 _pick_groups(page, groups, result)
                 for timing, name in ((result.largest, result.largest_group),
@@ -324,20 +335,22 @@ def _get(url: str) -> bytes | None:
 
 
 @contextlib.contextmanager
-def _server(cmd: list[str], log: Path, up: Any, what: str) -> Iterator[None]:
-    """Run ``cmd`` in its own process group until the block ends; wait (bounded) for ``up()``."""
+def _server(cmd: list[str], log: Path, up: Any, what: str,
+            start_s: float = SERVER_START_S) -> Iterator[None]:
+    """Run ``cmd`` in its own process group until the block ends; wait (at most ``start_s``)
+    for ``up()``.  It polls every 0.1 s: bench/cold.py counts the start-up, to that grain."""
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + SERVER_START_S
+        deadline = time.monotonic() + start_s
         while not up():
             if proc.poll() is not None:
                 tail = log.read_text(errors="replace").strip().splitlines()[-1:]
                 raise RuntimeError(f"{what} exited ({proc.returncode}): {' '.join(tail)[:100]}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not start in {SERVER_START_S:.0f} s")
-            time.sleep(0.25)
+                raise RuntimeError(f"{what} did not start in {start_s:.0f} s")
+            time.sleep(0.1)
         yield
     finally:
         _kill(proc)
@@ -366,7 +379,7 @@ def _tool(name: str) -> str:
     return found
 
 
-def _drawn(browser: Browser, url: str, selector: str, repeat: int, timeout: float,
+def drawn(browser: Browser, url: str, selector: str, repeat: int, timeout: float,
            cookies: list[dict] | None = None, failed: str = "") -> Timing:
     """Open ``url`` ``repeat`` times, each in a fresh context, until ``selector`` appears.
 
@@ -422,25 +435,37 @@ def write_logdir(graph_pb: Path, run_dir: Path) -> None:
         raise RuntimeError(f"writing the event file failed: {done.stderr.strip()[-200:]}")
 
 
-def measure_tensorboard(browser: Browser, graph_pb: Path, work: Path, repeat: int,
-                        timeout: float = 180.0) -> Timing:
-    """TensorBoard's Graphs dashboard: page opened -> graph drawn, on a logdir made here."""
-    run = graph_pb.stem
-    logdir = work / f"tb-{run}"
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
+#: The Graphs dashboard has drawn: node groups in its graph scene (inside shadow roots).
+TB_DRAWN = "tf-graph-scene g.node"
+
+
+@contextlib.contextmanager
+def tensorboard(logdir: Path, run: str, log: Path,
+                start_s: float = SERVER_START_S) -> Iterator[str]:
+    """``tensorboard --logdir`` on a free loopback port until the block ends; yields the Graphs
+    dashboard's address for ``run`` once the server lists that run's graph (opened sooner, the
+    dashboard says there is no graph and waits for its next reload, 30 s on)."""
+    base = f"http://127.0.0.1:{_free_port()}"
 
     def up() -> bool:
         body = _get(f"{base}/data/plugin/graphs/info")
         return body is not None and run.encode() in body
 
     cmd = [_tool("tensorboard"), "--logdir", str(logdir), "--host", "127.0.0.1",
-           "--port", str(port)]
+           "--port", base.rsplit(":", 1)[1]]
+    with _server(cmd, log, up, "tensorboard", start_s):
+        yield f"{base}/#graphs&run={run}"
+
+
+def measure_tensorboard(browser: Browser, graph_pb: Path, work: Path, repeat: int,
+                        timeout: float = 180.0) -> Timing:
+    """TensorBoard's Graphs dashboard: page opened -> graph drawn, on a logdir made here."""
+    run = graph_pb.stem
+    logdir = work / f"tb-{run}"
     try:
         write_logdir(graph_pb, logdir / run)
-        with _server(cmd, work / f"tb-{run}.log", up, "tensorboard"):
-            return _drawn(browser, f"{base}/#graphs&run={run}", "tf-graph-scene g.node",
-                          repeat, timeout)
+        with tensorboard(logdir, run, work / f"tb-{run}.log") as url:
+            return drawn(browser, url, TB_DRAWN, repeat, timeout)
     except RuntimeError as exc:
         return Timing(note=f"n/a ({exc})")
 
@@ -459,7 +484,7 @@ def measure_netron(browser: Browser, graph_pb: Path, work: Path, repeat: int,
     try:
         with _server(cmd, work / f"netron-{graph_pb.stem}.log", lambda: _get(base) is not None,
                      "netron"):
-            return _drawn(browser, f"{base}/", "body.default #target g.node", repeat, timeout,
-                          cookies=consent, failed="body.alert #message-text")
+            return drawn(browser, f"{base}/", "body.default #target g.node", repeat, timeout,
+                         cookies=consent, failed="body.alert #message-text")
     except RuntimeError as exc:
         return Timing(note=f"n/a ({exc})")

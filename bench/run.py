@@ -54,15 +54,16 @@ CATALOGUE = {
     "nasnet_large_step": "NASNet-Large TF2 training step (tf.function, GradientTape, Adam)",
     "synthetic_200k": "synthetic graph composed from the above",
 }
-#: Where bench/scale.py's, bench/floor.py's and bench/tbplugin.py's sections of RESULTS.md begin
-#: and end (this script keeps them).
+#: Where the sections of RESULTS.md that the other scripts write (scale.py, floor.py,
+#: tbplugin.py, onnx_sizes.py, versus.py, cold.py) begin and end (this script keeps them).
 SCALE_BEGIN, SCALE_END = "<!-- scale: begin -->", "<!-- scale: end -->"
 FLOOR_BEGIN, FLOOR_END = "<!-- floor: begin -->", "<!-- floor: end -->"
 TBPLUGIN_BEGIN, TBPLUGIN_END = "<!-- tbplugin: begin -->", "<!-- tbplugin: end -->"
 ONNX_BEGIN, ONNX_END = "<!-- onnx: begin -->", "<!-- onnx: end -->"
 VERSUS_BEGIN, VERSUS_END = "<!-- versus: begin -->", "<!-- versus: end -->"
+COLD_BEGIN, COLD_END = "<!-- cold: begin -->", "<!-- cold: end -->"
 _SECTIONS = ((FLOOR_BEGIN, FLOOR_END), (SCALE_BEGIN, SCALE_END), (TBPLUGIN_BEGIN, TBPLUGIN_END),
-             (ONNX_BEGIN, ONNX_END), (VERSUS_BEGIN, VERSUS_END))
+             (ONNX_BEGIN, ONNX_END), (VERSUS_BEGIN, VERSUS_END), (COLD_BEGIN, COLD_END))
 #: Files this large are measured once, whatever --repeat says.
 BIG_FILE = 20_000_000
 
