@@ -32,6 +32,7 @@ from svgparse import op_name
 import graphviz_tb
 from graphviz_tb.group.tree import Group, Hierarchy
 from graphviz_tb.read.detect import detect
+from graphviz_tb.write.page import page_json
 
 pytestmark = [pytest.mark.torch, pytest.mark.dot]
 
@@ -347,7 +348,7 @@ def test_the_tool_reads_and_draws_it(onnx_dir: Path, tmp_path: Path) -> None:
         subprocess.run([*tool, "render", str(path), "-o", str(out)], capture_output=True,
                        text=True, check=True, cwd=REPO)
         text = out.read_text(encoding="utf-8")
-        assert "layer4.1 (BasicBlock)" in text
+        assert "layer4.1 (BasicBlock)" in (page_json(text) if suffix == "html" else text)
 
 
 def test_a_wider_block_diffs_as_changes_inside_that_block_only(onnx_dir: Path) -> None:
