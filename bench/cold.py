@@ -52,7 +52,16 @@ from run import (
     versions,
     write_section,
 )
-from scale import BY_NAME, COMPOSED_FROM, Targets, once, op_count, shape_file, target_table
+from scale import (
+    BY_NAME,
+    COMPOSED_FROM,
+    Targets,
+    mib,
+    once,
+    op_count,
+    shape_file,
+    target_table,
+)
 from timing import Timing
 
 HERE = Path(__file__).resolve().parent
@@ -215,10 +224,6 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:,.0f} MB" if n >= 10 * 2**20 else f"{n / 2**20:.1f} MB" if n else "–"
 
 
-def _peak(t: Timing) -> str:
-    return f"{t.peak_kib / 1024:,.0f} MB" if t.peak_kib else "–"
-
-
 def figures_table(rows: list[Row]) -> list[str]:
     lines = ["| graph | ops (top level) | file | TensorBoard: start → first node drawn "
              "(server lists the graph · page drawn) | tbgraph SVG (peak memory) "
@@ -230,9 +235,9 @@ def figures_table(rows: list[Row]) -> list[str]:
                  if r.tensorboard.ok else "")
         lines.append(
             f"| `{r.graph.name}`: {r.graph.what} | {r.ops:,} | {_mb(r.file_bytes)} "
-            f"| {r.tensorboard.cell()}{parts} | {r.svg.cell()} ({_peak(r.svg)}) "
-            f"| {r.written.cell()} ({_peak(r.written)}) | {r.ready.cell()} | {r.html.cell()} "
-            f"| {_mb(r.html_bytes)} |")
+            f"| {r.tensorboard.cell()}{parts} | {r.svg.cell()} ({mib(r.svg.peak_kib)}) "
+            f"| {r.written.cell()} ({mib(r.written.peak_kib)}) | {r.ready.cell()} "
+            f"| {r.html.cell()} | {_mb(r.html_bytes)} |")
     return lines
 
 
@@ -259,7 +264,7 @@ def million_targets(rows: list[Row]) -> list[str]:
         targets.add(what, t.cell(), t.median <= limit if t.ok else (False if t.limit else None))
     for what, t in (("SVG peak memory ≤ 2 GB", row.svg), ("HTML peak memory ≤ 2 GB",
                                                           row.written)):
-        targets.add(what, _peak(t), t.peak_kib <= 2 * 2**20 if t.peak_kib else None)
+        targets.add(what, mib(t.peak_kib), t.peak_kib <= 2 * 2**20 if t.peak_kib else None)
     targets.add("HTML file ≤ 60 MB", _mb(row.html_bytes),
                 row.html_bytes <= 60 * 2**20 if row.html_bytes else None)
     return ["", f"Issue 47's targets at a million ops (`{row.graph.name}`, {row.ops:,} ops):",

@@ -334,7 +334,8 @@ def _times(x: float | None) -> str:
     return "–" if x is None else f"{x:.1f}×"
 
 
-def _mib(kib: int) -> str:
+def mib(kib: int) -> str:
+    """A peak of ``kib`` KiB as whole MB (what the bench tables show), or a dash."""
     return f"{kib / 1024:,.0f} MB" if kib else "–"
 
 
@@ -358,7 +359,7 @@ def shape_table(rows: list[Row]) -> list[str]:
                 f"| {what} | {point.size:,} {row.shape.unit} | {point.ops:,} | "
                 f"{point.parse.cell()} | {point.svg.cell()} | "
                 f"{_times(paired_ratio(point.svg, point.parse))} "
-                f"| {_mib(point.svg.peak_kib)} | {doubling_t} | {doubling_u} | {doubling_m} |")
+                f"| {mib(point.svg.peak_kib)} | {doubling_t} | {doubling_u} | {doubling_m} |")
             before = point
     return lines
 
