@@ -19,9 +19,12 @@ __all__ = ["clean_text", "dot_html", "dot_lines", "dot_string", "markdown_code"]
 
 #: Runs of backticks, which a Markdown code span's fence must outnumber.
 _BACKTICKS = re.compile(r"`+")
-#: What cannot be shown: C0 controls but tab and the newlines (which become ``↵``), DEL, lone
-#: surrogates and the two non-characters XML forbids.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+#: What cannot be shown: C0 controls but tab and the newlines (which become ``↵``), DEL, the
+#: C1 controls, the bidirectional marks, embeddings, overrides and isolates (they reorder
+#: what follows), the line and paragraph separators, lone surrogates and the two
+#: non-characters XML forbids.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f"
+                            r"\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 
 
 def clean_text(text: str, limit: int | None = None) -> str:
@@ -44,6 +47,13 @@ def clean_text(text: str, limit: int | None = None) -> str:
 
     >>> clean_text("bell\x07 nul\x00 del\x7f esc\x1b \udc80 \ufffe")
     'bell� nul� del� esc� � �'
+
+    So do the C1 controls and the marks, embeddings, overrides and isolates that reorder
+    text (a name holding U+202E would be shown backwards from there on, looking like another
+    name), and the line and paragraph separators:
+
+    >>> clean_text("c1\x85\x9b bidi\u202egpj.exe\u202c \u2066x\u2069 \u200f \u061c \u2028")
+    'c1�� bidi�gpj.exe� �x� � � �'
 
     Past ``limit`` characters (code points, as the viewer counts them too) the text is cut
     and ends in ``…``, ``limit`` characters in all:

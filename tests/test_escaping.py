@@ -23,11 +23,12 @@ from graphviz_tb.escaping import clean_text, dot_string
 SRC = Path(graphviz_tb.escaping.__file__).parent / "draw" / "viewer" / "src"
 
 #: Characters a hostile or unusual name is made of: every rule's own cases (newlines, control
-#: characters, DEL, lone surrogates, the non-characters, quotes, backslashes, markup) among
-#: ordinary, wide and astral ones.
+#: characters, DEL, C1 controls, bidirectional overrides and isolates, lone surrogates, the
+#: non-characters, quotes, backslashes, markup) among ordinary, wide and astral ones.
 _POOL = ["a", "Z", "0", "/", "_", " ", "\t", "\n", "\r", "\r\n", "\x00", "\x07", "\x0b", "\x1b",
-         "\x1f", "\x7f", "\x85", "\u2028", "\ud800", "\udc80", "\ufffd", "\ufffe", "\uffff", '"',
-         "'", "\\", "\\N", "<", ">", "&", "]", "é", "名", "↵", "…", "\U0001f600"]
+         "\x1f", "\x7f", "\x85", "\x9f", "\u2028", "\u202e", "\u2067", "\u200f", "\ud800",
+         "\udc80", "\ufffd", "\ufffe", "\uffff", '"', "'", "\\", "\\N", "<", ">", "&", "]", "é",
+         "名", "↵", "…", "\U0001f600"]
 
 
 def _strings() -> list[str]:

@@ -11,7 +11,7 @@ import { counted } from "./graph.js";
 export const SVG_NS = "http://www.w3.org/2000/svg";
 const MAX_LABEL = STYLE.maxLine;
 // eslint-disable-next-line no-control-regex
-const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const CONTROL_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 // The lines a box shows its name on, rule for rule as layout/text.py's label_lines (which sizes
 // the box): one, or two for a name longer than WRAP, broken after the separator (or between the
