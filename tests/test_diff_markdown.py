@@ -145,6 +145,26 @@ def test_the_sample_diff_as_a_comment_counts_what_the_json_counts() -> None:
     assert _cli(str(OLD), str(NEW), "--markdown").stdout == done.stdout
 
 
+@pytest.mark.parametrize("order", ["--markdown old new", "old --markdown new"])
+def test_markdown_before_the_paths_prints_the_comment(order: str) -> None:
+    """``--markdown`` takes an optional file, so written before (or between) the two paths it
+    took the first as that file and said 'the following arguments are required: new'.  The
+    comment goes to stdout, the same as with ``--markdown`` last, and no input is written."""
+    before = OLD.read_bytes(), NEW.read_bytes()
+    args = [{"old": str(OLD), "new": str(NEW)}.get(word, word) for word in order.split()]
+    done = _cli(*args)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == _cli(str(OLD), str(NEW), "--markdown").stdout
+    assert (OLD.read_bytes(), NEW.read_bytes()) == before
+
+
+def test_one_path_alone_is_one_line_and_status_2() -> None:
+    done = _cli(str(OLD))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "new" in done.stderr.strip().splitlines()[-1]
+
+
 def test_with_a_picture_the_comment_names_it(tmp_path: Path) -> None:
     """``-o diff.html --markdown FILE``: the summary on stdout as ever, the picture written,
     and the comment, in its file, points at the picture."""

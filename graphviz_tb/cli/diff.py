@@ -33,6 +33,7 @@ _STDOUT = "-"
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare, print the summary (or JSON, or Markdown), draw if asked, write the Markdown
     if asked; status 1 when they differ."""
+    _two_paths(args)
     _check_outputs(args)
     graphs = []
     for path in (args.old, args.new):
@@ -64,6 +65,28 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if result.equal else 1
 
 
+class _Markdown(argparse.Action):
+    """``--markdown [FILE]``, noting whether it came before the first path: argparse gives it
+    the next word, so ``--markdown old new`` and ``old --markdown new`` took a path as FILE."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        namespace.markdown = values
+        namespace.markdown_first = getattr(namespace, "old", None) is None
+
+
+def _two_paths(args: argparse.Namespace) -> None:
+    """Give back to the paths the one ``--markdown`` took (the comment then goes to stdout,
+    as with ``--markdown`` last: never over an input), or say the second path is missing."""
+    if args.new is not None:
+        return
+    if args.markdown in (None, _STDOUT):
+        raise SelectionError("diff needs two inputs, old and new: "
+                             "tbgraph diff old.pb new.pb")
+    taken, args.markdown = args.markdown, _STDOUT
+    args.old, args.new = (taken, args.old) if args.markdown_first else (args.old, taken)
+
+
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse, before any reading, outputs that would overwrite each other."""
     if args.json and args.markdown == _STDOUT:
@@ -92,6 +115,7 @@ def add_commands(sub: Any) -> None:
     """Add ``diff`` to the ``tbgraph`` subcommands."""
     diff = sub.add_parser(
         "diff", help="what changed between two versions of a model",
+        usage="%(prog)s [options] old new",
         description="Compare two graphs: ops matched by name and, where names were renumbered "
                     "(a layer inserted shifts every later dense_N), by structure; each op, "
                     "edge and group classed added, removed, changed or unchanged.  Prints a "
@@ -110,13 +134,14 @@ def add_commands(sub: Any) -> None:
                "  tbgraph diff logs/run1 logs/run2 --graph 1\n",
     )
     diff.add_argument("old", help=f"the old version: {INPUT_HELP}")
-    diff.add_argument("new", help="the new version, of any kind render accepts")
+    # Optional to argparse only: ``--markdown`` may have taken it (see _two_paths).
+    diff.add_argument("new", nargs="?", help="the new version, of any kind render accepts")
     add_selection(diff)
     out = diff.add_argument_group("output")
     out.add_argument("--json", action="store_true",
                      help="print every change as JSON instead of the summary (format "
                           "'tbgraph-diff' version 2: ops, and edges by their ends)")
-    out.add_argument("--markdown", nargs="?", const=_STDOUT, metavar="FILE",
+    out.add_argument("--markdown", nargs="?", const=_STDOUT, metavar="FILE", action=_Markdown,
                      help="the changes as Markdown for a pull-request comment, under 60 KB: "
                           "counts, the changed modules, the changed ops, and where the full "
                           "picture is (the -o file, else the command that draws it); printed "
