@@ -102,18 +102,24 @@ def _frame_decay(h: Hierarchy, update: Group, computed: _Computed) -> None:
     dataflow (the gradient went into ``m`` and ``v``, which it reads back), but it reads
     those, not the variable."""
     kids = update._children
-    graph, _ = _data_graph(h, kids)
     nodes = h.model.g.node_data
+    # A write given a gradient is the step, not a decay; most updates hold no other write,
+    # and their dataflow is never needed (the memoised test is linear in the optimizer).
+    writes: list[tuple[int, OpNode]] = []
     for w, c in enumerate(kids):
-        if not (isinstance(c, OpNode) and _writes(nodes[c.name]["op"])):
-            continue
+        if isinstance(c, OpNode) and _writes(nodes[c.name]["op"]) and not computed.given(c.name):
+            writes.append((w, c))
+    if not writes:
+        return
+    graph, _ = _data_graph(h, kids)
+    for w, c in writes:
         found, stack = {w}, [w]
         while stack:
             for j in graph.pred[stack.pop()]:
                 if j not in found:
                     found.add(j)
                     stack.append(j)
-        if len(found) < 2 or len(found) == len(kids) or computed.given(c.name) \
+        if len(found) < 2 or len(found) == len(kids) \
                 or not _reads_itself(h, c, [kids[j] for j in found]):
             continue
         changed = True
