@@ -12,8 +12,13 @@ level.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import TensorFlowRequired
@@ -22,6 +27,32 @@ __all__ = ["import_keras", "import_tensorflow"]
 
 #: TensorFlow's C++ log level: 3 keeps even its errors off stderr (ours say what failed).
 _QUIET = {"TF_CPP_MIN_LOG_LEVEL": "3"}
+#: Start-up lines TensorFlow writes to stderr whatever that level says: TensorFlow 2.21 with
+#: protobuf 7 logs them through absl before absl reads any setting.
+_START_UP = re.compile(r"All log messages before absl::InitializeLog|oneDNN custom operations "
+                       r"are on|cpu_feature_guard|This TensorFlow binary is optimized")
+
+
+@contextlib.contextmanager
+def _start_up_lines_dropped() -> Iterator[None]:
+    """Hold what the process writes to stderr (the file descriptor: the C++ runtime writes
+    there, not to ``sys.stderr``) while TensorFlow starts, then pass on all but its start-up
+    lines, so a real error is still seen."""
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as held:
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            kept = [line for line in held.read().decode("utf-8", "replace").splitlines(True)
+                    if not _START_UP.search(line)]
+            if kept:
+                sys.stderr.write("".join(kept))
 
 
 def import_tensorflow(feature: str) -> Any:
@@ -32,10 +63,12 @@ def import_tensorflow(feature: str) -> Any:
     TensorFlowRequired
         TensorFlow is not installed; the message names ``feature``.
     """
+    chosen = any(key in os.environ for key in _QUIET)
     for key, value in _QUIET.items():
         os.environ.setdefault(key, value)
     try:
-        import tensorflow as tf  # imported here only: the core never needs it
+        with contextlib.nullcontext() if chosen else _start_up_lines_dropped():
+            import tensorflow as tf  # imported here only: the core never needs it
     except ImportError:
         raise TensorFlowRequired(feature) from None
     for name in ("tensorflow", "absl", "keras"):
