@@ -162,7 +162,8 @@ def test_one_path_alone_is_one_line_and_status_2() -> None:
     done = _cli(str(OLD))
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
-    assert "new" in done.stderr.strip().splitlines()[-1]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "new" in lines[0], done.stderr
 
 
 def test_with_a_picture_the_comment_names_it(tmp_path: Path) -> None:

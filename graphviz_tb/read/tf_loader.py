@@ -17,7 +17,7 @@ import logging
 import os
 import re
 import sys
-import tempfile
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,24 +35,44 @@ _START_UP = re.compile(r"All log messages before absl::InitializeLog|oneDNN cust
 
 @contextlib.contextmanager
 def _start_up_lines_dropped() -> Iterator[None]:
-    """Hold what the process writes to stderr (the file descriptor: the C++ runtime writes
-    there, not to ``sys.stderr``) while TensorFlow starts, then pass on all but its start-up
-    lines, so a real error is still seen."""
+    """Pass on what the process writes to stderr while TensorFlow starts (the file descriptor:
+    the C++ runtime writes there, not to ``sys.stderr``) but its start-up lines, line by line
+    as it comes, so a real error is seen even if the start-up then kills the process."""
     sys.stderr.flush()
-    with tempfile.TemporaryFile() as held:
-        saved = os.dup(2)
-        os.dup2(held.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
+    read_end, write_end = os.pipe()
+    saved = os.dup(2)
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    forward = threading.Thread(target=_forward_lines, args=(read_end, saved), daemon=True)
+    forward.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)  # the pipe's last writer gone: the thread reads its end and stops
+        forward.join(timeout=5)
+        # A process TensorFlow started with the pipe as its stderr keeps it open: the thread
+        # then keeps both ends, and is not waited on.
+        if not forward.is_alive():
+            os.close(read_end)
             os.close(saved)
-            held.seek(0)
-            kept = [line for line in held.read().decode("utf-8", "replace").splitlines(True)
-                    if not _START_UP.search(line)]
-            if kept:
-                sys.stderr.write("".join(kept))
+
+
+def _forward_lines(read_end: int, out: int) -> None:
+    """Copy the pipe to ``out`` line by line, leaving out TensorFlow's start-up lines."""
+    pending = b""
+    while chunk := os.read(read_end, 65536):
+        *lines, pending = (pending + chunk).split(b"\n")
+        kept = b"".join(line + b"\n" for line in lines
+                        if not _START_UP.search(line.decode("utf-8", "replace")))
+        _write_all(out, kept)
+    if not _START_UP.search(pending.decode("utf-8", "replace")):
+        _write_all(out, pending)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def import_tensorflow(feature: str) -> Any:
