@@ -114,6 +114,10 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
 def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any]]) -> None:
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
     ops, succ, pred = builder.ops, builder.g.succ, builder.g.pred
+    # Each op's own name string, for the source of every edge: the input's text cut at its
+    # colon is a new string per edge, which the edge and its source's key would keep (a
+    # tenth of the model's memory on a big graph) and later lookups would compare in full.
+    canonical = {name: name for name in ops}
     for name, node_def in node_defs:
         inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
         if not inputs:
@@ -132,12 +136,13 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
                 out = 0 if not colon else int(index) if index.isascii() and index.isdigit() \
                     else -1
                 kind = REF if mutating and is_ref_edge(ops.get(src, ""), ops[name]) else DATA
-            if out >= 0 and src and src in ops and src != name:
-                keydict = into.get(src)
+            source = canonical.get(src) if out >= 0 else None
+            if source is not None and source != name:
+                keydict = into.get(source)
                 if keydict is None:
-                    keydict = succ[src][name] = into[src] = {}
+                    keydict = succ[source][name] = into[source] = {}
                 keydict[slot] = {"kind": kind, "src_output": out, "dst_input": slot,
-                                 "tensor": (src, out), "back": False}
+                                 "tensor": (source, out), "back": False}
                 continue
             ref = parse_input(text)
             if ref.arg is not None:  # "x:out:0" outside a function: take x's output 0 leniently
