@@ -121,9 +121,15 @@ def test_output_index_is_ascii_digits_only() -> None:
     assert parse_input("x:12").index == 12
 
 
+#: An op named "" and an empty input: the input is malformed, not an edge from that op
+#: (the fast path of the wiring once took it for one).
+_EMPTY_NAME = graph_def([node(""), node("a", inputs=["", "^"])])
+
+
 @settings(max_examples=300, deadline=None)
 @given(graph_defs())
 @example(_TRICKY)
+@example(_EMPTY_NAME)
 def test_every_nodedef_and_every_input_is_accounted_for(gd: Any) -> None:
     model = build_model(gd)
     g = model.graph

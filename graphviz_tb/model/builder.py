@@ -136,7 +136,7 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
                 out = 0 if not colon else int(index) if index.isascii() and index.isdigit() \
                     else -1
                 kind = REF if mutating and is_ref_edge(ops.get(src, ""), ops[name]) else DATA
-            source = canonical.get(src) if out >= 0 else None
+            source = canonical.get(src) if out >= 0 and src else None
             if source is not None and source != name:
                 keydict = into.get(source)
                 if keydict is None:
