@@ -72,7 +72,8 @@ class Graph:
         return base if len(self.discovery.graphs) == 1 else f"{base} · {self.source.name}"
 
     def hierarchy(self, options: RenderOptions | None = None) -> Hierarchy:
-        """The scope tree for these options (cached by their grouping options), settled whole."""
+        """The scope tree for these options (cached by their grouping options); its scope
+        series are made as pictures read it (:meth:`~graphviz_tb.group.tree.Hierarchy.settle`)."""
         from .pipeline import group  # the driver: imported when a graph is drawn
 
         options = options or RenderOptions()

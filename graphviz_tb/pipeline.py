@@ -187,7 +187,8 @@ def recorded_costs(discovery: Discovery, source: GraphSource, model: GraphModel,
 
 
 def group(model: GraphModel, options: GroupOptions) -> Hierarchy:
-    """The model's ops grouped, everything settled (:mod:`graphviz_tb.group`)."""
+    """The model's ops grouped (:mod:`graphviz_tb.group`); scope series are made as views
+    read it."""
     return build_hierarchy(model, options)
 
 

@@ -234,13 +234,15 @@ _NESTED = graph_def(
 @settings(max_examples=150, deadline=None)
 @given(graph_defs(), st.randoms(use_true_random=False))
 @example(_NESTED, random.Random(0))
-def test_the_tree_is_final_when_grouping_returns(gd: Any, rnd: Any) -> None:
-    """The group stage settles everything before a view opens a group: reading groups and
-    deciding templates in any order changes no member, no depth and no group, and two builds
-    give the same tree and the same template partition."""
+def test_settling_in_any_order_gives_one_tree(gd: Any, rnd: Any) -> None:
+    """Scope series are made as groups are read.  Reading groups' children, edges, templates
+    and alike structures, and settling subtrees, in any order (deep groups before their
+    parents, or after) gives the tree and the template partition that settling the whole
+    tree at once gives, and reading them again changes nothing."""
     model = build_model(gd)
     options = GroupOptions(series_min=2)
     h, again = build_hierarchy(model, options), build_hierarchy(model, options)
+    again.settle()
 
     def tree(h: Any) -> list[tuple[str, str, int, bool]]:
         return [(m.name, m.parent.name, m.depth, isinstance(m, Group)) for m in h.root.walk()]
@@ -251,17 +253,48 @@ def test_the_tree_is_final_when_grouping_returns(gd: Any, rnd: Any) -> None:
             by_template.setdefault(h.templates.of(grp), set()).add(grp.name)
         return {frozenset(names) for names in by_template.values()}
 
-    before, names = tree(h), set(h.groups)
+    def read(grp: Group) -> None:
+        way = rnd.randrange(5)
+        if way == 0:
+            assert grp.edges is not None
+        elif way == 1:
+            assert h.templates.of(grp) is not None
+        elif way == 2:
+            assert grp in h.templates.alike(grp) or grp.kind == "series"
+        elif way == 3:
+            assert grp.children is not None
+        else:
+            h.settle(grp)
+
+    unsettled = [h.root, *h.groups.values()]  # as grouping left them: no scope series yet
+    rnd.shuffle(unsettled)
+    for grp in unsettled:
+        read(grp)
+    assert tree(h) == tree(again) and set(h.groups) == set(again.groups)
+    assert partition(h) == partition(again)
     groups = list(h.all_groups())
     rnd.shuffle(groups)
     for grp in groups:
-        if rnd.random() < 0.5:
-            assert grp.edges is not None
-        else:
-            assert h.templates.of(grp) is not None
-    assert tree(h) == before and set(h.groups) == names
-    assert tree(again) == before
-    assert partition(again) == partition(h)
+        read(grp)
+    assert tree(h) == tree(again) and set(h.groups) == set(again.groups)
+
+
+def test_a_static_picture_settles_only_what_it_opens(tmp_path: Path) -> None:
+    """The default view's SVG makes the scope series of the groups it reads, not of every
+    group, and is the picture drawn from the tree settled whole first.  Twelve alike blocks
+    of twelve alike units of three parts: the root's blocks fold into one series, drawn
+    closed, so the units' parts are never settled."""
+    names = [f"blk_{b}/unit_{u}/part_{p}/conv" for b in range(1, 13) for u in range(1, 13)
+             for p in range(1, 4)]
+    path = write_pb(tmp_path / "blocks.pb", graph_def(
+        [node(n, "Conv2D", [names[i - 1]] if i else []) for i, n in enumerate(names)]))
+    lazy, whole = graphviz_tb.load(path), graphviz_tb.load(path)
+    whole.hierarchy().settle()
+    assert lazy.render(format="dot") == whole.render(format="dot")
+    h = lazy.hierarchy()
+    groups = [h.root, *h.groups.values()]
+    settled = sum(g._settled for g in groups)
+    assert h.root._settled and settled < len(groups) // 4, (settled, len(groups))
 
 
 #: The one cycle is closed by the last edge pointing back in node order, with acyclic

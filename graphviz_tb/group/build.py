@@ -1,8 +1,9 @@
-"""The group stage's driver: every grouping step in order, then the scope series, so the tree
-is final before any view opens it."""
+"""The group stage's driver: every grouping step in order; the scope series are made as views
+open groups (:meth:`~graphviz_tb.group.tree.Hierarchy.settle`)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .._gc import paused_gc
@@ -10,7 +11,7 @@ from ..options import GroupOptions
 from .dataflow import find_blocks, repair_convexity, sections
 from .replicas import frame_first_replica
 from .scopes import build_scopes, finish, prefix_groups
-from .series import op_series, settle
+from .series import op_series, settle_level
 from .templates import Templates
 from .training import adopt_loose_ops, fold_metrics
 from .tree import Hierarchy, aggregate_edges
@@ -29,11 +30,10 @@ def build_hierarchy(model: GraphModel, options: GroupOptions | None = None) -> H
     optimizer opened into the mirror of the model), prefix groups, series, blocks and
     sections, with the structural templates that decide which numbered scopes are alike.
 
-    Everything is settled here: ``layer_1 ... layer_12`` fold into one series when their
-    templates agree, each group after the groups below it.  Edges between children are
+    Scope series are made when a picture first reads a group's children: ``layer_1 ...
+    layer_12`` fold into one series when their templates agree.  Edges between children are
     aggregated when a picture first reads a group's ``edges``, and templates are decided when
-    a picture asks (:class:`~graphviz_tb.group.templates.Templates`): both are derived, and
-    leave the tree as it is.
+    a picture asks (:class:`~graphviz_tb.group.templates.Templates`).
     """
     options = options or GroupOptions()
     h = Hierarchy(model, options.series_min if options.series else None)
@@ -55,11 +55,13 @@ def build_hierarchy(model: GraphModel, options: GroupOptions | None = None) -> H
     sections(h, meet, known)
     finish(h)
     h.templates = Templates(h)
-    settle(h, h.templates)
+    h.settler = partial(settle_level, h, h.templates)
     return h
 
 
 def complete(h: Hierarchy) -> None:
-    """Aggregate every edge and decide every template (the viewer ships them all)."""
+    """Settle the whole tree, aggregate every edge and decide every template (the viewer
+    ships them all)."""
+    h.settle()
     aggregate_edges(h)
     h.templates.complete()

@@ -94,7 +94,9 @@ def make_series(h: Hierarchy, parent: Group, clusters: dict[Any, list], minimum:
             full = f"{parent.name}/{label}" if parent.name else label
             if full in h.groups:
                 continue
-            series = Group(full, h, parent, parent.depth + 1, kind="series")
+            # Made while settling: settled, its members being what was compared.
+            series = Group(full, h, parent, parent.depth + 1, kind="series",
+                           settled=h.settler is not None)
             series.label = label + kind  # named by the path, labelled with the kind too
             ms = [m for _, m in run]
             gone = set(ms)
@@ -161,20 +163,7 @@ def op_series(h: Hierarchy, minimum: int) -> None:
             make_series(h, group, candidates, minimum)
 
 
-def settle(h: Hierarchy, templates: Templates) -> None:
-    """Make the scope series of every group, each after all the groups below it (a group's
-    series depend only on its children's subtrees, and change nothing outside its own)."""
-    preorder: list[Group] = []
-    stack = [h.root]
-    while stack:
-        g = stack.pop()
-        preorder.append(g)
-        stack.extend(c for c in g._children if isinstance(c, Group))
-    for g in reversed(preorder):
-        _settle_level(h, templates, g)
-
-
-def _settle_level(h: Hierarchy, templates: Templates, group: Group) -> None:
+def settle_level(h: Hierarchy, templates: Templates, group: Group) -> None:
     """Make one group's scope series: runs of at least ``series_min`` numbered sibling groups
     with one base name, one op count and one structure, and runs of as many alike blocks in a
     row; a series that would sit on a loop of the picture is not made.
@@ -238,7 +227,7 @@ def _block_series(h: Hierarchy, templates: Templates, group: Group, minimum: int
         label = series_label([b.label for b in run]) or \
             f"block[{first}-{first + len(run) - 1}]"
         full = free_name(h, f"{group.name}/{label}" if group.name else label)
-        series = Group(full, h, group, group.depth + 1, kind="series")
+        series = Group(full, h, group, group.depth + 1, kind="series", settled=True)
         gone = set(run)
         group._children = [c for c in group._children if c not in gone]
         reparent(list(run), series)

@@ -72,6 +72,7 @@ class Templates:
         """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
         if group._template is not None:
             return group._template
+        self.h.settle(group)  # its template is taken over the final tree below it
         todo: list[Group] = []  # the undecided groups below, children before parents
         stack: list[tuple[Group, bool]] = [(group, False)]
         while stack:
@@ -141,6 +142,8 @@ class Templates:
                 # deciding all their templates instead cost a sixth of the default render.
                 # A scope nested 3,000 deep is 3,000 sizes of one: no forms are built, which
                 # would each hold every level below.
+                for g in same_key:
+                    self.h.settle(g)
                 by_size: dict[int, list[Group]] = {}
                 for g in same_key:
                     by_size.setdefault(self._size(g), []).append(g)
@@ -196,33 +199,39 @@ class Templates:
         while stack:
             g = stack.pop()
             todo.append(g)
-            stack.extend(c for c in g._children if isinstance(c, Group) and c not in forms)
+            stack.extend([c for c in g._children if type(c) is Group and c not in forms])
         # Each member's position in the subtree's tree order: a member's position in a
-        # group's form is its position less the group's, less one.
-        place: dict[int, int] = {}
-        below = list(reversed(group._children))
+        # group's form is its position less the group's, less one.  Groups are keyed by
+        # themselves and ops by name, as the edges name them (a lookup saved per edge end:
+        # the root of a million ops compares copies of 96,000 ops each).
+        place: dict[Group, int] = {}
+        at_op: dict[str, int] = {}
+        n = 0
+        below = group._children[::-1]
         while below:
             m = below.pop()
-            place[id(m)] = len(place)
-            if isinstance(m, Group):
-                below.extend(reversed(m._children))
-        meet = self.h.meetings()
-        ops, pairs, succ, ids = self.h.ops, meet.pairs, self.h.model.g.succ, self._form_ids
+            if type(m) is Group:
+                place[m] = n
+                below.extend(m._children[::-1])
+            else:
+                at_op[m.name] = n
+            n += 1
+        at, pairs, succ, ids = self.h.meetings().at, self.h.meetings().pairs, \
+            self.h.model.g.succ, self._form_ids
         for g in reversed(todo):
-            described = tuple(
-                ((c.kind, forms[c]) if c._children else c.kind) if isinstance(c, Group)
+            described = tuple([
+                ((c.kind, forms[c]) if c._children else c.kind) if type(c) is Group
                 else c.op  # type: ignore[attr-defined]
-                for c in g._children)
-            base = 0 if g is group else place[id(g)] + 1
+                for c in g._children])
+            base = 0 if g is group else place[g] + 1
             edges = []
-            for i in meet.of(g):
+            for i in at.get(g, ()):
                 u, v = pairs[i]
-                a, b = place[id(ops[u])] - base, place[id(ops[v])] - base
+                a, b = at_op[u] - base, at_op[v] - base
                 for k, d in succ[u][v].items():
                     edges.append((a, b, k, d["kind"]))
             edges.sort()
-            key = (described, tuple(edges))
-            forms[g] = ids.setdefault(key, len(ids))
+            forms[g] = ids.setdefault((described, tuple(edges)), len(ids))
         return forms[group]
 
     def _fresh(self) -> None:
@@ -248,18 +257,16 @@ class Templates:
         subtree counted once however deep the nesting: children before parents."""
         self._fresh()
         sizes = self._sizes
-        stack: list[tuple[Group, bool]] = [(group, False)]
+        if group in sizes:
+            return sizes[group]
+        todo: list[Group] = []  # parents before children
+        stack = [group]
         while stack:
-            g, ready = stack.pop()
-            if g in sizes:
-                continue
-            if ready:
-                sizes[g] = 1 + sum(sizes[c] if isinstance(c, Group) else 1
-                                   for c in g._children)
-                continue
-            stack.append((g, True))
-            stack.extend((c, False) for c in g._children
-                         if isinstance(c, Group) and c not in sizes)
+            g = stack.pop()
+            todo.append(g)
+            stack.extend([c for c in g._children if type(c) is Group and c not in sizes])
+        for g in reversed(todo):
+            sizes[g] = 1 + sum([sizes[c] if type(c) is Group else 1 for c in g._children])
         return sizes[group]
 
     def _bucket_all(self) -> None:

@@ -58,7 +58,7 @@ def diff_work(new: RunData, new_index: int | None, old: RunData, old_index: int 
 
 def _draw(job: Job, graph: api.Graph, options: RenderOptions) -> bytes:
     job.stage = "grouping"
-    graph.hierarchy(options)  # settled before the layout, so the progress bar is the layout's
+    graph.hierarchy(options).settle()  # before the layout: the progress bar is the layout's
     job.stage = "laying out"
     page = cast("str", graph.render(format="html", options=options, progress=job.progress))
     return page.encode("utf-8")
