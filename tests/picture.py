@@ -892,7 +892,7 @@ def _check_colours(pic: Picture, members: dict[str, Member], truth: Truth, repor
         if len(fs) > 1:
             report.add(f"one structure is drawn in {len(fs)} colours: {sorted(fs)}")
     shared = {fill for fill, text in pic.legend if text.endswith(
-        ("other repeated structure", "other repeated structures"))}
+        ("repeated structure", "repeated structures"))}
     for fill, cids in owners.items():
         if len(cids) > 1 and not (fill in SHARED and fill in shared):
             report.add(f"colour {fill} is shared by {len(cids)} different structures")

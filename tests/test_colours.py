@@ -218,3 +218,25 @@ def test_with_more_structures_than_colours_the_first_sixteen_each_have_their_own
         assert len(own) == len(set(own)) == len(STRUCTURE_COLORS["light"]) == 16, (where, own)
         assert set(own) == {c.lower() for c in STRUCTURE_COLORS["light"]}, where
         assert sum(a == OTHER_REPEATED["light"] for a, _ in pairs.values()) == 4, where
+
+
+@pytest.mark.browser
+def test_a_legend_listing_no_structure_says_no_other(browser: Any, tmp_path: Path) -> None:
+    """Two alike 2-op scopes, a structure too small for a colour of its own: the legend's
+    row for it says ``1 repeated structure``, not ``1 other repeated structure`` below no
+    other (PyTorch's TinyMLP, fc1 and fc2), in the static picture and in the viewer."""
+    nodes = [node("x", "Placeholder")]
+    for side in ("left", "right"):
+        nodes += [node(f"{side}/mul", "Mul", ["x", "x"]),
+                  node(f"{side}/relu", "Relu", [f"{side}/mul"])]
+    graph = graphviz_tb.load(graph_def(nodes))
+    svg = " ".join(texts(parse(graph.render(format="svg", depth=1))))
+    graph.render(tmp_path / "p.html", depth=1)
+    page = Page(browser, tmp_path / "p.html")
+    try:
+        viewer = page.page.locator(".legend").inner_text()
+    finally:
+        page.close()
+    for where, legend in (("svg", svg), ("viewer", viewer)):
+        assert "1 repeated structure" in legend, (where, legend)
+        assert "other" not in legend, (where, legend)

@@ -264,8 +264,9 @@ def _legend(options: StyleOptions, styler: _Styler, shapes: bool
             rows.append(f"<TR><TD COLSPAN=\"2\">… {len(colored) - 12} more "
                         "structures</TD></TR>")
         more = len(shown) - len(colored)
-        if more:
-            add(other, f"{more} other repeated structure{'s' if more > 1 else ''}")
+        if more:  # "other" only below structures named above it
+            add(other, f"{more}{' other' if colored else ''} repeated "
+                f"structure{'s' if more > 1 else ''}")
         add(UNIQUE_COLOR[options.theme], "unique structure")
     elif styler.mode in ("op", "device", "dtype"):
         for key, color in list(styler._keys.items())[:14]:

@@ -430,7 +430,7 @@ export function renderLegend(app) {
       const more = sorted.length - own.length;
       if (more) {
         rows.push(swatchRow(structureColor(g, sorted.find((k) => g.templates[k][2] < 0),
-          app.theme), `${more} other repeated structure${more > 1 ? "s" : ""}`));
+          app.theme), `${more}${own.length ? " other" : ""} repeated structure${more > 1 ? "s" : ""}`));
       }
       rows.push(swatchRow(app.unique[app.theme], "unique structure"));
     } else {
