@@ -93,9 +93,10 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
     runs once per op of the graph)."""
     ops, node, succ, pred = builder.ops, builder.g.node_data, builder.g.succ, builder.g.pred
     named = []
-    # One string per op type: protobuf makes a new one per read (a million ``Const`` strings),
-    # and a shared one keeps its hash for every later dict keyed by op type.
+    # One string per op type and per device: protobuf makes a new one per read (a million
+    # ``Const`` strings), and a shared one keeps its hash for every later dict keyed by it.
     types: dict[str, str] = {}
+    devices: dict[str, str] = {}
     for name, nd in zip(names, node_defs, strict=True):
         if name in ops:
             if not builder.reserved:
@@ -104,7 +105,9 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
         else:
             op = nd.op
             op = ops[name] = types.setdefault(op, op)
-            node[name] = {"op": op, "device": nd.device, "node_def": nd, "role": "op"}
+            device = nd.device
+            node[name] = {"op": op, "device": devices.setdefault(device, device),
+                          "node_def": nd, "role": "op"}
             succ[name] = {}
             pred[name] = {}
         named.append((name, nd))
