@@ -109,6 +109,9 @@ def _frame_decay(h: Hierarchy, update: Group, computed: _Computed) -> None:
     for w, c in enumerate(kids):
         if isinstance(c, OpNode) and _writes(nodes[c.name]["op"]) and not computed.given(c.name):
             writes.append((w, c))
+    # A decay reads the variable it writes: an update none of whose ops read it (Adam's
+    # step reads m and v back, not the variable) holds none, found without its dataflow.
+    writes = [(w, c) for w, c in writes if _reads_itself(h, c, kids)]
     if not writes:
         return
     graph, _ = _data_graph(h, kids)
@@ -169,14 +172,17 @@ class _Computed:
 
     def given(self, op: str) -> bool:
         """Is ``op`` a value the optimizer is given, or made from one?"""
-        memo, stack, opened = self.memo, [op], set()
+        memo, stack = self.memo, [op]
+        opened: dict[str, list[str]] = {}  # op -> its preds, read once when it is opened
         nodes = self.h.model.g.node_data
         while stack:
             top = stack[-1]
             if top in memo:
                 stack.pop()
                 continue
-            preds = self._preds(top)
+            preds = opened.get(top)
+            if preds is None:
+                preds = self._preds(top)
             if top not in self.inside and nodes[top]["role"] != "arg":
                 # Computed outside: a gradient, unless a variable's value.
                 memo[top] = bool(preds) and nodes[top]["op"] != "ReadVariableOp"
@@ -184,7 +190,7 @@ class _Computed:
                 continue
             todo = [u for u in preds if u not in memo and u not in opened]
             if todo and top not in opened:
-                opened.add(top)
+                opened[top] = preds
                 stack.extend(todo)
                 continue
             memo[top] = any(memo.get(u, False) for u in preds)  # a loop: decided by the rest
