@@ -156,9 +156,10 @@ def test_the_tab_draws_switches_runs_diffs_and_colours_by_cost(tab: Tab) -> None
 
 def test_the_tab_shows_progress_while_a_big_graph_is_drawn(tab: Tab,
                                                            plugin_logdir: Path) -> None:
-    """A run written now (NASNet-Large's step again, so drawn afresh): once TensorBoard lists
-    it, choosing it shows the drawing's progress (each stage, with the seconds spent; the
-    group layouts done of those to do once the first are), then the graph."""
+    """A run written now (NASNet-Large's step again, under another name): once TensorBoard
+    lists it, choosing it shows the drawing's progress (each stage, with the seconds spent),
+    then the graph.  Laying out the first view takes about 0.2 s, less than two looks apart:
+    like the server's test, this asks for it or the stage after it, writing the page."""
     tab.viewer()
     shutil.copytree(plugin_logdir / "nasnet_step", plugin_logdir / "nasnet_again")
     tab.frame.wait_for_function(
@@ -173,7 +174,8 @@ def test_the_tab_shows_progress_while_a_big_graph_is_drawn(tab: Tab,
         seen.add(tab.frame.evaluate("document.querySelector('.cover p').textContent"))
         tab.page.wait_for_timeout(200)
     stages = {line.partition(" · ")[0].partition(":")[0] for line in seen}
-    assert {"reading", "grouping", "laying out"} <= stages, seen
+    assert {"reading", "grouping"} <= stages, seen
+    assert stages & {"laying out", "writing the page"}, seen
     assert len(seen) > 5, seen  # the seconds count on
     viewer = tab.viewer(query(run="nasnet_again"))
     assert viewer.evaluate("document.title") == "nasnet_again · step 0 · graph_def"
