@@ -60,8 +60,7 @@ def build_hierarchy(model: GraphModel, options: GroupOptions | None = None) -> H
 
 
 def complete(h: Hierarchy) -> None:
-    """Settle the whole tree, aggregate every edge and decide every template (the viewer
-    ships them all)."""
-    h.settle()
-    aggregate_edges(h)
+    """Aggregate every edge and decide every template, the whole tree settled first (the
+    viewer ships them all)."""
+    aggregate_edges(h)  # settles the tree
     h.templates.complete()

@@ -216,8 +216,8 @@ class Templates:
             else:
                 at_op[m.name] = n
             n += 1
-        at, pairs, succ, ids = self.h.meetings().at, self.h.meetings().pairs, \
-            self.h.model.g.succ, self._form_ids
+        meet = self.h.meetings()
+        at, pairs, succ, ids = meet.at, meet.pairs, self.h.model.g.succ, self._form_ids
         for g in reversed(todo):
             described = tuple([
                 ((c.kind, forms[c]) if c._children else c.kind) if type(c) is Group

@@ -109,9 +109,12 @@ def _frame_decay(h: Hierarchy, update: Group, computed: _Computed) -> None:
     for w, c in enumerate(kids):
         if isinstance(c, OpNode) and _writes(nodes[c.name]["op"]) and not computed.given(c.name):
             writes.append((w, c))
+    if not writes:
+        return
     # A decay reads the variable it writes: an update none of whose ops read it (Adam's
     # step reads m and v back, not the variable) holds none, found without its dataflow.
-    writes = [(w, c) for w, c in writes if _reads_itself(h, c, kids)]
+    read = _variables_read(h, kids)
+    writes = [(w, c) for w, c in writes if _written(h, c) in read]
     if not writes:
         return
     graph, _ = _data_graph(h, kids)
@@ -123,7 +126,7 @@ def _frame_decay(h: Hierarchy, update: Group, computed: _Computed) -> None:
                     found.add(j)
                     stack.append(j)
         if len(found) < 2 or len(found) == len(kids) \
-                or not _reads_itself(h, c, [kids[j] for j in found]):
+                or _written(h, c) not in _variables_read(h, [kids[j] for j in found]):
             continue
         changed = True
         while changed:  # what also feeds the step is shared, not the decay's
@@ -136,19 +139,22 @@ def _frame_decay(h: Hierarchy, update: Group, computed: _Computed) -> None:
         return
 
 
-def _reads_itself(h: Hierarchy, write: OpNode, members: list[Member]) -> bool:
-    """Does one of ``members`` read the value of the variable ``write`` writes?"""
+def _written(h: Hierarchy, write: OpNode) -> tuple[str, int] | None:
+    """The variable ``write`` writes (its handle, followed back), if its input says."""
     handle = h.model.input_tensor(write.name)
-    if handle is None:
-        return False
-    handle = _variable(h, handle)
+    return None if handle is None else _variable(h, handle)
+
+
+def _variables_read(h: Hierarchy, members: list[Member]) -> set[tuple[str, int]]:
+    """The variables whose values ``members`` read (their handles, followed back)."""
+    read = set()
     for m in members:
         for op in [m] if isinstance(m, OpNode) else op_members(m):  # type: ignore[arg-type]
             if h.model.g.node_data[op.name]["op"] == "ReadVariableOp":
-                read = h.model.input_tensor(op.name)
-                if read is not None and _variable(h, read) == handle:
-                    return True
-    return False
+                handle = h.model.input_tensor(op.name)
+                if handle is not None:
+                    read.add(_variable(h, handle))
+    return read
 
 
 class _Computed:
