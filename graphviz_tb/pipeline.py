@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from ._gc import paused_gc
+from ._gc import paused_gc, return_freed_memory
 from .draw.dot import scene_to_dot
 from .draw.svg import run_neato
 from .draw.viewer_data import DATA_VERSION, build_data
@@ -99,6 +99,8 @@ def read_graph(source: Any, options: LoadOptions) -> Loaded:
     check_load(cost, where)
     model = build_model(graph_def, source=chosen, options=options, kind=chosen.kind,
                         where=where, names=names)
+    del graph_def, names  # the model keeps nothing of the parsed GraphDef (node_def_of)
+    return_freed_memory()
     if refused is not None:
         model.warnings.add("graph refused", refused)
     if chosen.kind == "conceptual" \

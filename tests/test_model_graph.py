@@ -17,12 +17,15 @@ from typing import Any
 import networkx as nx
 import pytest
 from conftest import SAMPLES
+from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 import graphviz_tb
 from graphviz_tb.group.partition import ChildGraph, convex_chunks, cyclic_parts, strong_components
-from graphviz_tb.model.graph import OpGraph
+from graphviz_tb.model.graph import OpGraph, node_def_of
+from graphviz_tb.read import graphdef
 
 #: Graphs TensorFlow wrote: a TF1 training graph (while loops: back edges) and TF2 function
 #: graphs (bodies opened, call outputs rewired through remove_edges_from).
@@ -57,7 +60,7 @@ def test_the_ops_graph_answers_as_networkx_does(name: str) -> None:
     assert list(og.nodes) == list(nxg.nodes)
     for attr in ("role", "op", "calls"):
         assert list(og.nodes(data=attr)) == list(nxg.nodes(data=attr))
-    assert list(og.nodes(data=True)) == list(nxg.nodes(data=True))
+    assert _read(og) == list(nxg.nodes(data=True))
     edges = list(nxg.edges(keys=True, data=True))
     assert list(og.edges(keys=True, data=True)) == edges
     assert list(og.edges(data=True)) == list(nxg.edges(data=True))
@@ -74,6 +77,12 @@ def test_the_ops_graph_answers_as_networkx_does(name: str) -> None:
     # Back edges aside, what TensorFlow made is a DAG: networkx's algorithms run on it.
     forward = nx.DiGraph((u, v) for u, v, back in nxg.edges(data="back") if not back)
     assert nx.is_directed_acyclic_graph(forward)
+
+
+def _read(og: OpGraph) -> list[tuple[str, dict[str, Any]]]:
+    """The op graph's nodes with each NodeDef as a message, as networkx's copy gives them."""
+    return [(n, {**d, "node_def": node_def_of(d)} if "node_def" in d else d)
+            for n, d in og.nodes(data=True)]
 
 
 def _by_source(in_edges: Any) -> dict[tuple[str, int], dict[str, Any]]:
@@ -119,7 +128,7 @@ def test_the_networkx_graph_is_a_copy_equal_to_the_model(name: str) -> None:
     og.graph["note"] = "kept"
     nxg = graph.model.graph
     assert nxg.graph == og.graph
-    assert list(nxg.nodes(data=True)) == list(og.nodes(data=True))
+    assert list(nxg.nodes(data=True)) == _read(og)
     assert list(nxg.edges(keys=True, data=True)) == list(og.edges(keys=True, data=True))
     assert {n: {u: dict(keys) for u, keys in nxg.pred[n].items()} for n in nxg} == og.pred
     assert nx.utils.graphs_equal(nxg, graph.model.graph) and nxg is not graph.model.graph
@@ -133,6 +142,38 @@ def test_the_networkx_graph_is_a_copy_equal_to_the_model(name: str) -> None:
     assert og.graph == {"note": "kept"} and og.nodes[first]["op"] != "Changed"
     assert not og.has_edge(first, first, 0) and len(og) == len(nxg) + 1
     assert graph.render(format="dot") == before
+
+
+def test_a_loaded_graph_keeps_nothing_of_its_parsed_graphdef(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parsed GraphDef is about three times its file's size, and is freed only when no part
+    of it is held.  Once the model is built nothing holds it: not the source the model keeps,
+    not an op (a graph's own ops keep their NodeDef serialized).  Every NodeDef still reads as
+    the file has it, a renamed duplicate's too."""
+    gd = GraphDef()
+    for name, op, inputs in (("x", "Placeholder", []), ("y", "Relu", ["x"]),
+                             ("y", "Relu", ["x", "^x"])):
+        gd.node.add(name=name, op=op, input=inputs, device="/cpu:0").attr["T"].type = 1
+    path = tmp_path / "g.pb"
+    path.write_bytes(gd.SerializeToString())
+    parsed: list[Any] = []
+    real = graphdef.check_has_ops
+
+    def spy(graph: Any, name: str) -> Any:
+        parsed.append(real(graph, name))
+        return parsed[-1]
+
+    monkeypatch.setattr(graphdef, "check_has_ops", spy)
+    graph = graphviz_tb.load(path)
+    assert len(parsed) == 1
+    held = sys.getrefcount(parsed[0]) - 2  # less the list's and the call's own
+    assert held == 0
+    og = graph.model.g
+    assert not any(isinstance(d["node_def"], Message) for _, d in og.nodes(data=True))
+    assert [node_def_of(og.nodes[n]) for n in ("x", "y", "y (duplicate 2)")] == list(gd.node)
+    assert graph.model.source is not None
+    again = graph.model.source.load()  # read anew from the file
+    assert again == gd and again is not parsed[0]
 
 
 def _random_digraph() -> st.SearchStrategy[tuple[int, list[tuple[int, int]]]]:

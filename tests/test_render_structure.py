@@ -17,6 +17,7 @@ import pytest
 from svgparse import fill_of, node_groups, parse
 
 import graphviz_tb
+from graphviz_tb.model.graph import node_def_of
 from graphviz_tb.style import UNIQUE_COLOR
 
 pytestmark = [pytest.mark.tensorflow, pytest.mark.dot]
@@ -132,7 +133,7 @@ def test_a_closed_loop_is_captioned_by_its_body(tf_made: dict[str, Path]) -> Non
     graph = graphviz_tb.load(tf_made["keras_rnn"])
     g = graph.model.g
     loops = sorted(n for n, op in g.nodes(data="op") if op in ("While", "StatelessWhile"))
-    node_def = {n: g.nodes[n]["node_def"] for n in loops}
+    node_def = {n: node_def_of(g.nodes[n]) for n in loops}
     h = graph.hierarchy()
     around = sorted({a.name for n in loops for a in h.groups[n].ancestors() if a.name})
     root = parse(graph.render(expand=tuple(glob.escape(a) for a in around)))

@@ -49,7 +49,7 @@ from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import Carried, edge_look, leaf_size
 from ..model.calls import call_targets, call_wiring
-from ..model.graph import CONTROL, DATA, REF
+from ..model.graph import CONTROL, DATA, REF, node_def_of
 from ..style import (
     COST_COLORS,
     DIFF_COLORS,
@@ -359,11 +359,12 @@ class _Builder:
         out: list[int] = []
         for m in self.members:
             op_data = node[m.name] if isinstance(m, OpNode) else None
-            if not op_data or not op_data.get("calls") or op_data["node_def"] is None:
+            node_def = node_def_of(op_data) if op_data and op_data.get("calls") else None
+            if node_def is None:
                 continue
-            targets = call_targets(op_data["node_def"], self.model.functions)[0]
+            targets = call_targets(node_def, self.model.functions)[0]
             for t, (sub, _) in enumerate(targets):
-                said = call_wiring(op_data["node_def"], t)
+                said = call_wiring(node_def, t)
                 prefix = f"{m.name}/{sub}" if sub else m.name
                 body, into = results.get(prefix, {}), args.get(prefix, {})
                 for r, a in enumerate(said[2] if said is not None else ()):

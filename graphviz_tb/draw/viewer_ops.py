@@ -7,6 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..group.tree import OpNode
+from ..model.graph import node_def_of
 from ..model.shapes import format_shape
 from ..read.attrs import decode_attr
 
@@ -125,7 +126,7 @@ class OpsData:
         for j, m in enumerate(members):
             data = node[m.name]
             self.devices.append(data["device"] or "(no device)")
-            node_def = data.get("node_def")
+            node_def = node_def_of(data)
             if node_def is not None:
                 attr, raws = self.attrs(node_def)
             else:

@@ -102,12 +102,15 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
             if not builder.reserved:
                 builder.reserved = {other.name for other in node_defs}
             name = builder.add_node(name, nd)
+            node[name]["node_def"] = nd.SerializeToString()
         else:
             op = nd.op
             op = ops[name] = types.setdefault(op, op)
             device = nd.device
+            # Kept serialized (see :func:`~.graph.node_def_of`): a parsed NodeDef keeps the
+            # whole parsed GraphDef alive, several times the file's size on a big graph.
             node[name] = {"op": op, "device": devices.setdefault(device, device),
-                          "node_def": nd, "role": "op"}
+                          "node_def": nd.SerializeToString(), "role": "op"}
             succ[name] = {}
             pred[name] = {}
         named.append((name, nd))

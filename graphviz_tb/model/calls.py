@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..options import LoadOptions
 from ..read.dtypes import dtype_name, shape_from_proto
-from .graph import CONTROL, InputRef, parse_input
+from .graph import CONTROL, InputRef, node_def_of, parse_input
 from .handles import handle_of_attrs
 from .shapes import TensorInfo
 
@@ -294,7 +294,7 @@ class _Inliner:
 
     def open_call(self, call: str, stack: tuple[str, ...]) -> None:
         g, model = self.model.g, self.model
-        node_def = g.nodes[call]["node_def"]
+        node_def = node_def_of(g.nodes[call])
         targets, offset = call_targets(node_def, model.functions)
         # A loop's body first: it is what the loop repeats, and a caption cut after one name
         # should not show only the condition (the bodies still open in TensorFlow's order).
@@ -381,7 +381,7 @@ def inline_calls(model: GraphModel, builder: ModelBuilder, names: list[str],
     calling = inliner.calling
     for n in names:
         data = nodes[n]
-        if data["op"] in calling and call_targets(data["node_def"], library)[0]:
+        if data["op"] in calling and call_targets(node_def_of(data), library)[0]:
             inliner.queue.append((n, ()))
     inliner.run()
     return inliner.order(names)

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from .graph import CONTROL, GraphModel
+from .graph import CONTROL, GraphModel, node_def_of
 from .onnx import ONNX_BOOKKEEPING
 
 __all__ = ["Scopes", "Side", "by_scope", "match_ops"]
@@ -189,8 +189,8 @@ class Side:
         """Are the two ops' attributes equal as stored?  Most are, and comparing the
         protobuf values is far cheaper than decoding them; unequal ones are decoded and
         compared by :meth:`attrs`."""
-        x = self.model.g.node_data[name].get("node_def")
-        y = other.model.g.node_data[other_name].get("node_def")
+        x = node_def_of(self.model.g.node_data[name])
+        y = node_def_of(other.model.g.node_data[other_name])
         if x is None or y is None:
             return x is y
         return x.attr.keys() == y.attr.keys() and all(x.attr[k] == y.attr[k] for k in x.attr)

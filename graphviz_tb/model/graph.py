@@ -40,6 +40,7 @@ __all__ = [
     "OpGraph",
     "Warnings",
     "is_ref_edge",
+    "node_def_of",
     "parse_input",
     "reachable",
 ]
@@ -138,6 +139,23 @@ def parse_input(text: str) -> InputRef:
     return InputRef(name, 0, arg=arg, error=f"bad output index {index!r}")
 
 
+def node_def_of(data: dict[str, Any]) -> Any:
+    """An op's NodeDef message, from its node dict; None for a node no NodeDef made.
+
+    A graph's own ops keep their NodeDef serialized, as ``bytes``: any message parsed from a
+    GraphDef keeps the whole parsed GraphDef alive, about three times the file's size, and
+    most ops' attributes are never read.  Each call parses anew, so callers read it once per
+    op.  Ops of a function body keep the message of the function library, which the model
+    holds anyway (:attr:`GraphModel.functions`).
+    """
+    node_def = data.get("node_def")
+    if type(node_def) is not bytes:
+        return node_def
+    from tensorboard.compat.proto.node_def_pb2 import NodeDef  # loaded with the GraphDef
+
+    return NodeDef.FromString(node_def)
+
+
 def is_ref_edge(src_op: str, dst_op: str) -> bool:
     """An edge is a reference edge when it hands a variable to an op that mutates it."""
     return src_op in _VARIABLE_OPS and dst_op.startswith(MUTATING_PREFIXES)
@@ -178,7 +196,9 @@ class OpGraph:
         import networkx as nx  # imported when asked: see the class docstring
 
         g = nx.MultiDiGraph(**self.graph)
-        g.add_nodes_from(self.node_data.items())
+        g.add_nodes_from((name, {**data, "node_def": node_def_of(data)}
+                          if type(data.get("node_def")) is bytes else data)
+                         for name, data in self.node_data.items())
         g.add_edges_from((u, v, k, d) for u, nbrs in self.succ.items()
                          for v, keydict in nbrs.items() for k, d in keydict.items())
         return g
@@ -295,7 +315,8 @@ class _Edges:
 class GraphModel:
     """An op graph ready for the hierarchy: an :class:`OpGraph` plus lookups.
 
-    Node data: ``op``, ``device``, ``node_def`` (the NodeDef, or None for synthetic nodes),
+    Node data: ``op``, ``device``, ``node_def`` (the NodeDef, read through
+    :func:`node_def_of`; None for synthetic nodes),
     ``role`` (``op``, ``missing``, ``arg``, ``retval``), ``calls`` (function names opened under
     this op), ``function`` (the function whose body holds the node), ``recursion_cut``.
 
@@ -358,7 +379,7 @@ class GraphModel:
     def attrs(self, name: str) -> dict[str, Any]:
         """Decoded attributes of an op (cached; ``_output_shapes`` left to :meth:`outputs`)."""
         if name not in self._attrs:
-            node_def = self.g.node_data[name].get("node_def")
+            node_def = node_def_of(self.g.node_data[name])
             decoded = decode_attrs(node_def.attr) if node_def is not None else {}
             decoded.pop("_output_shapes", None)
             self._attrs[name] = decoded
@@ -369,11 +390,10 @@ class GraphModel:
         cached = self._outputs.get(name)
         if cached is None:
             data = self.g.node_data[name]  # the node dict itself: no view built per op
-            node_def = data.get("node_def")
             if "outputs" in data:
                 cached = data["outputs"]
-            elif node_def is not None:
-                cached = node_outputs(node_def)
+            elif data.get("node_def") is not None:
+                cached = node_outputs(node_def_of(data))
             else:
                 cached = []
             self._outputs[name] = cached

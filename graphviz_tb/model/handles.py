@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..read.dtypes import dtype_name, shape_from_proto
+from .graph import node_def_of
 from .shapes import TensorInfo
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def handle_of_attrs(attr: Any) -> TensorInfo | None:
 
 def _recorded(data: dict[str, Any]) -> TensorInfo | None:
     """The handle an op records itself, if any."""
-    node_def = data["node_def"]
+    node_def = node_def_of(data)
     if node_def is None:
         return None
     attr = node_def.attr

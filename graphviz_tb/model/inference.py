@@ -35,7 +35,7 @@ from ..errors import InputError
 from ..read.dtypes import Shape, shape_from_proto
 from ..read.tf_loader import import_tensorflow
 from .calls import call_targets
-from .graph import CONTROL
+from .graph import CONTROL, node_def_of
 from .onnx import is_onnx_graph
 from .pytorch import is_jit_trace
 from .shapes import TensorInfo, node_outputs
@@ -202,7 +202,8 @@ def _recorded(model: GraphModel, name: str) -> list[TensorInfo]:
     data = model.g.nodes[name]
     if "outputs" in data:
         return data["outputs"]
-    return node_outputs(data["node_def"]) if data["node_def"] is not None else []
+    node_def = node_def_of(data)
+    return node_outputs(node_def) if node_def is not None else []
 
 
 def _reset_model(model: GraphModel, *, stale: bool) -> None:
@@ -294,8 +295,7 @@ class _Run:
         g = self.model.g
         for call in (group, group.rpartition("/")[0]):
             if call in g and g.nodes[call].get("calls"):
-                node_def = g.nodes[call]["node_def"]
-                return call, call_targets(node_def, self.model.functions)[1]
+                return call, call_targets(node_def_of(g.nodes[call]), self.model.functions)[1]
         return None, 0
 
     def _arg_nodes(self, prefix: str, role: str, attr: str,

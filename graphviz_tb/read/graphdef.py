@@ -37,11 +37,17 @@ def discover(
     later at render time.
     """
     name = os.fspath(path)
-    graph = check_has_ops(graph, name) if graph is not None else parse(path, text=text)
+    held = [check_has_ops(graph, name) if graph is not None else parse(path, text=text)]
+
+    def load() -> GraphDef:
+        # The parsed graph is handed over once, and a later load parses the file again: the
+        # model keeps its source, and a parsed GraphDef is several times the file's size.
+        return held.pop() if held else parse(path, text=text)
+
     source = GraphSource(
         name=Path(name).name,
         kind="op",
         origin="graphdef-text" if text else "graphdef",
-        load=lambda: graph,
+        load=load,
     )
     return Discovery(path=name, source_kind="graphdef", graphs=(source,))
