@@ -87,10 +87,9 @@ class ModelBuilder:
                       "tensor": (src, out_index), "back": False})
 
 
-def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
-                     names: list[str]) -> list[tuple[str, Any]]:
+def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]) -> list[str]:
     """Add the top-level NodeDefs (the common path of :meth:`ModelBuilder.add_node`, inlined: it
-    runs once per op of the graph)."""
+    runs once per op of the graph); returns each one's name in the model."""
     ops, node, succ, pred = builder.ops, builder.g.node_data, builder.g.succ, builder.g.pred
     named = []
     # One string per op type and per device: protobuf makes a new one per read (a million
@@ -113,7 +112,7 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any,
                           "node_def": nd.SerializeToString(), "role": "op"}
             succ[name] = {}
             pred[name] = {}
-        named.append((name, nd))
+        named.append(name)
     return named
 
 
@@ -297,8 +296,10 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     nodes = graph_def.node
     named = _add_graph_nodes(builder, nodes,
                              names if names is not None else [nd.name for nd in nodes])
-    _wire_graph_inputs(builder, named)
-    return model, builder, [name for name, _ in named]
+    # Each NodeDef read again rather than kept from the pass above: a list of a million
+    # protobuf wrappers would stay alive beside the parsed graph for the whole wiring.
+    _wire_graph_inputs(builder, zip(named, nodes, strict=True))
+    return model, builder, named
 
 
 def finish_model(model: GraphModel, order: Iterable[str] | None = None) -> GraphModel:
