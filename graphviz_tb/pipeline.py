@@ -87,6 +87,7 @@ def read_graph(source: Any, options: LoadOptions) -> Loaded:
     """Read the input, choose its graph, check it fits in memory, and build its model."""
     with _nested_too_deeply(source):
         discovery = discover_input(source, options)
+        return_freed_memory()  # what telling the input's format parsed
         chosen = select(discovery, options)
         graph_def, chosen, refused = _load_default(discovery, chosen, options)
         index = discovery.graphs.index(chosen)
@@ -138,7 +139,7 @@ def _load_default(discovery: Discovery, chosen: GraphSource, options: LoadOption
     a warning saying why: one graph refused never refuses the whole file.  A graph the user
     chose is refused in one line."""
     try:
-        return chosen.load(), chosen, None
+        return _loaded(chosen), chosen, None
     except InputError as exc:
         if options.graph is not None or options.step is not None \
                 or len(discovery.graphs) == 1:
@@ -148,10 +149,15 @@ def _load_default(discovery: Discovery, chosen: GraphSource, options: LoadOption
         if other is chosen:
             continue
         try:
-            return other.load(), other, (f"{first}; drawing {other.name} instead")
+            return _loaded(other), other, (f"{first}; drawing {other.name} instead")
         except InputError:
             continue
     raise first
+
+
+def _loaded(source: GraphSource) -> Any:
+    """What a model is built from: the source's head when it has one (less memory)."""
+    return source.head() if source.head is not None else source.load()
 
 
 def model_of(discovery: Discovery, index: int, graph_def: Any,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NoGraphError
 from ..options import LoadOptions
+from ..read.graphdef import as_graph_def
 from .builder import finish_model, start_model
 from .calls import inline_calls, inline_library
 from .handles import label_variable_reads
@@ -59,9 +60,9 @@ def build_model(
     traced = None
     stored = len(graph_def.node)
     if is_jit_trace(graph_def):
-        traced = fold_trace(graph_def, where)
+        traced = fold_trace(as_graph_def(graph_def), where)
     elif is_onnx_graph(graph_def):
-        traced = fold_onnx(graph_def)
+        traced = fold_onnx(as_graph_def(graph_def))
     if traced is not None:
         graph_def, names = traced.graph_def, None
     model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,

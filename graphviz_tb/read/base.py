@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tensorboard.compat.proto.graph_pb2 import GraphDef
@@ -51,6 +51,11 @@ class GraphSource:
         ``event:function_graph``, ``event:trace``, ``event:keras``, ``keras``, ``live``.
     load:
         Returns the GraphDef (parsing it now if needed).  May raise ``InputError``.
+    head:
+        When set, returns what building the graph's model needs, in less memory than
+        ``load``: a GraphDef, or a message of the same bytes whose top-level nodes carry only
+        their name, op, inputs and device (``read.graphdef.parse_head``; ``as_graph_def`` makes
+        it whole).
     run, tag, step, wall_time:
         Where in a logdir it came from.
     inputs, outputs:
@@ -71,6 +76,7 @@ class GraphSource:
     inputs: tuple[TensorSpec, ...] = ()
     outputs: tuple[TensorSpec, ...] = ()
     tags: tuple[str, ...] = ()
+    head: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
