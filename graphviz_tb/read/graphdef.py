@@ -55,7 +55,8 @@ def _graph_head_class() -> type[Message]:
             head.field.add(name=field_name, number=number, type=field.TYPE_MESSAGE,
                            type_name=type_name, label=field.LABEL_REPEATED if number == 1
                            else field.LABEL_OPTIONAL)
-        found = pool.Add(proto).message_types_by_name["GraphHead"]
+        pool.AddSerializedFile(proto.SerializeToString())
+        found = pool.FindMessageTypeByName("graphviz_tb.GraphHead")
     return message_factory.GetMessageClass(found)
 
 
