@@ -27,6 +27,7 @@ import graphviz_tb
 from graphviz_tb.group.tree import Group, Hierarchy
 from graphviz_tb.model.aten_args import ARGUMENTS
 from graphviz_tb.options import RenderOptions
+from graphviz_tb.read import discover
 
 pytestmark = [pytest.mark.torch, pytest.mark.dot]
 
@@ -343,6 +344,17 @@ def test_reading_a_trace_never_imports_torch(torch_logdirs: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=REPO)
     assert done.stdout.strip() == "False"
+
+
+def test_a_trace_saved_as_a_graphdef_file_draws_as_its_logdir(torch_logdirs: Path,
+                                                               tmp_path: Path) -> None:
+    """A binary GraphDef file is built from a light parse of its nodes (names, types, inputs,
+    devices); folding a trace reads attributes, so that parse must be made whole again."""
+    logdir = torch_logdirs / "lstm_seq2seq"
+    path = tmp_path / "trace.pb"
+    path.write_bytes(discover(logdir).graphs[0].load().SerializeToString())
+    assert graphviz_tb.load(path).render(format="dot") == \
+        graphviz_tb.load(logdir).render(format="dot")
 
 
 def test_argument_names_are_pytorchs(torch_logdirs: Path) -> None:
