@@ -217,7 +217,8 @@ class Templates:
                 at_op[m.name] = n
             n += 1
         meet = self.h.meetings()
-        at, pairs, succ, ids = meet.at, meet.pairs, self.h.model.g.succ, self._form_ids
+        at, src, dst, ids = meet.at, meet.src, meet.dst, self._form_ids
+        succ = self.h.model.g.succ
         for g in reversed(todo):
             described = tuple([
                 ((c.kind, forms[c]) if c._children else c.kind) if type(c) is Group
@@ -226,7 +227,7 @@ class Templates:
             base = 0 if g is group else place[g] + 1
             edges = []
             for i in at.get(g, ()):
-                u, v = pairs[i]
+                u, v = src[i], dst[i]
                 a, b = at_op[u] - base, at_op[v] - base
                 for k, d in succ[u][v].items():
                     edges.append((a, b, k, d["kind"]))

@@ -14,6 +14,7 @@ needs: a group's own picture is its children plus the edges between them.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import defaultdict
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..model.graph import CONTROL, DATA, REF
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Container, Iterable, Iterator
+    from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 
     from ..model.graph import GraphModel
     from .templates import Templates
@@ -288,10 +289,10 @@ class Hierarchy:
         """
         group.children  # noqa: B018  (its series made first: they change what meets in it)
         meet = self.meetings()
-        ops, succ, pairs = self.ops, self.model.g.succ, meet.pairs
+        ops, succ, src, dst = self.ops, self.model.g.succ, meet.src, meet.dst
         edges: dict[tuple[Member, Member], AggEdge] = {}
         for i in meet.of(group):
-            u, v = pairs[i]
+            u, v = src[i], dst[i]
             a, b = child_of(group, ops[u]), child_of(group, ops[v])
             if b is a and (u != v or isinstance(a, Group)):
                 continue  # within one child (only an op's self-loop stays)
@@ -471,9 +472,11 @@ def free_name(h: Hierarchy, name: str) -> str:
 class Meetings:
     """Where every model edge meets: the lowest group holding both its ends.
 
-    Each (source op, destination op) pair is listed once in ``pairs``, in model order (source
-    op, then its destinations in adjacency order: the order edges are aggregated in), and each
-    group holds the indices of the pairs meeting in it, ascending (``at``).  A group's
+    Each (source op, destination op) pair is listed once, its ends in ``src`` and ``dst``, in
+    model order (source op, then its destinations in adjacency order: the order edges are
+    aggregated in), and each group holds the indices of the pairs meeting in it, ascending, in
+    an array of 4-byte ints (``at``: a list would take 8 bytes a pair more, and a tuple per
+    pair 64 more, at a million ops about 100 MB).  A group's
     aggregated edges and its children's DAG are then read from the edges meeting in it, in
     time proportional to those, not to everything below it (the root of a 65,000-op graph
     has a few dozen).  Regrouping keeps it true cheaply (:meth:`move`, :meth:`settle`).
@@ -481,20 +484,22 @@ class Meetings:
     every edge closes a loop.
     """
 
-    __slots__ = ("at", "closing", "pairs")
+    __slots__ = ("at", "closing", "dst", "src")
 
     def __init__(self, h: Hierarchy) -> None:
         fix_depths(h.root)  # the walk up to the lowest common group compares depths
         ops, succ = h.ops, h.model.g.succ
-        pairs: list[tuple[str, str]] = []
+        src: list[str] = []
+        dst: list[str] = []
         closing: set[int] = set()
-        at: dict[Group, list[int]] = defaultdict(list)
+        at: dict[Group, array[int]] = defaultdict(_indices)
         for u, nbrs in succ.items():
             a0 = ops[u]
             pa = a0.parent
             for v, keydict in nbrs.items():
-                i = len(pairs)
-                pairs.append((u, v))
+                i = len(src)
+                src.append(u)
+                dst.append(v)
                 for d in keydict.values():
                     if not d["back"]:
                         break
@@ -510,11 +515,11 @@ class Meetings:
                 if u == v:
                     closing.add(i)
                 at[meet].append(i)  # type: ignore[index]
-        self.pairs, self.closing, self.at = pairs, closing, at
+        self.src, self.dst, self.closing, self.at = src, dst, closing, at
 
-    def of(self, group: Group) -> list[int]:
+    def of(self, group: Group) -> Sequence[int]:
         """The pairs meeting in ``group``."""
-        return self.at.get(group, [])
+        return self.at.get(group, ())
 
     def move(self, old: Group, new: Group) -> None:
         """The edges meeting in ``old`` (dissolved into ``new``) meet in ``new`` now."""
@@ -526,28 +531,32 @@ class Meetings:
         """New groups were made under ``group``: edges with both ends in one of them meet
         there."""
         inside = {id(g) for g in made}
-        kept: list[int] = []
-        into: dict[Group, list[int]] = {}
-        ops, pairs, children = h.ops, self.pairs, group._children
+        kept = _indices()
+        into: dict[Group, array[int]] = {}
+        ops, src, dst, children = h.ops, self.src, self.dst, group._children
         slot = child_slots(group, children)
         for i in self.at.get(group, ()):
-            u, v = pairs[i]
-            a = slot(ops[u])
-            if id(children[a]) in inside and a == slot(ops[v]):
-                into.setdefault(children[a], []).append(i)  # type: ignore[arg-type]
+            a = slot(ops[src[i]])
+            if id(children[a]) in inside and a == slot(ops[dst[i]]):
+                into.setdefault(children[a], _indices()).append(i)  # type: ignore[arg-type]
             else:
                 kept.append(i)
         self.at[group] = kept
         for g, indices in into.items():
             self._add(g, indices)
 
-    def _add(self, group: Group, indices: list[int]) -> None:
+    def _add(self, group: Group, indices: array[int]) -> None:
         """Add ascending indices to a group's, keeping them ascending (a merge of two runs)."""
         mine = self.at[group]
-        ordered = not mine or mine[-1] < indices[0]
-        mine.extend(indices)
-        if not ordered:
-            mine.sort()
+        if not mine or mine[-1] < indices[0]:
+            mine.extend(indices)
+        else:
+            self.at[group] = array("i", sorted(mine + indices))
+
+
+def _indices() -> array[int]:
+    """An empty array of pair indices (see :class:`Meetings`)."""
+    return array("i")
 
 
 def child_slots(group: Group, children: list[Member]) -> Callable[[Member], int]:
