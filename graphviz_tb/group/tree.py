@@ -475,8 +475,8 @@ class Meetings:
     Each (source op, destination op) pair is listed once, its ends in ``src`` and ``dst``, in
     model order (source op, then its destinations in adjacency order: the order edges are
     aggregated in), and each group holds the indices of the pairs meeting in it, ascending, in
-    an array of 4-byte ints (``at``: a list would take 8 bytes a pair more, and a tuple per
-    pair 64 more, at a million ops about 100 MB).  A group's
+    an array of 4-byte ints (``at``; a list would hold a pointer and an int object per pair,
+    and a tuple per pair cost 56 bytes more: about 90 MB at a million ops).  A group's
     aggregated edges and its children's DAG are then read from the edges meeting in it, in
     time proportional to those, not to everything below it (the root of a 65,000-op graph
     has a few dozen).  Regrouping keeps it true cheaply (:meth:`move`, :meth:`settle`).
@@ -532,13 +532,13 @@ class Meetings:
         there."""
         inside = {id(g) for g in made}
         kept = _indices()
-        into: dict[Group, array[int]] = {}
+        into: dict[Group, array[int]] = defaultdict(_indices)
         ops, src, dst, children = h.ops, self.src, self.dst, group._children
         slot = child_slots(group, children)
         for i in self.at.get(group, ()):
             a = slot(ops[src[i]])
             if id(children[a]) in inside and a == slot(ops[dst[i]]):
-                into.setdefault(children[a], _indices()).append(i)  # type: ignore[arg-type]
+                into[children[a]].append(i)  # type: ignore[index]
             else:
                 kept.append(i)
         self.at[group] = kept
