@@ -11,7 +11,7 @@ import pytest
 from picture import check_picture, ops_under, read_svg
 
 import graphviz_tb
-from graphviz_tb.model.graph import GraphModel
+from graphviz_tb.model.graph import GraphModel, tensor_of
 from graphviz_tb.options import RenderOptions
 
 
@@ -36,7 +36,8 @@ def _origin(model: GraphModel, op: str, tensor: tuple[str, int]) -> str | None:
     g = model.g
     src = tensor[0]
     while g.nodes[src]["role"] == "arg":
-        fed = [d["tensor"] for _, _, d in g.in_edges(src, data=True) if d["kind"] != "control"]
+        fed = [tensor_of(u, d) for u, _, d in g.in_edges(src, data=True)
+               if d["kind"] != "control"]
         if not fed:
             return None
         src = fed[0][0]
@@ -92,7 +93,7 @@ def check_bodies(path: Path, graph: graphviz_tb.Graph) -> None:
         ops = own.get(node.name, [])
         assert ops or f"{node.op_type} {node.name}" in folded, node.name
         for op in ops:
-            feeders = {_origin(model, op, d["tensor"]) for _, _, d in model.g.in_edges(
+            feeders = {_origin(model, op, tensor_of(u, d)) for u, _, d in model.g.in_edges(
                 op, data=True) if d["kind"] != "control"} - {None}
             wanted = {names[t] for t in node.input if t and names.get(t)}
             # Nodes by their ONNX name; the model's inputs (renamed: no "/" or ":") counted.

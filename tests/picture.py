@@ -42,7 +42,7 @@ from typing import Any
 import networkx as nx
 
 from graphviz_tb.group.tree import Group, Hierarchy, Member, OpNode
-from graphviz_tb.model.graph import CONTROL, DATA, REF
+from graphviz_tb.model.graph import CONTROL, DATA, REF, tensor_of
 from graphviz_tb.model.shapes import format_shape
 from graphviz_tb.style import OTHER_REPEATED
 
@@ -396,7 +396,7 @@ class Truth:
 
     def label(self, edges: list[tuple[str, str, int, dict[str, Any]]]) -> str:
         """The label the picture owes these edges: the carried tensors, counted distinct."""
-        tensors = {d["tensor"]: (u, v, k) for u, v, k, d in edges if d["kind"] != CONTROL}
+        tensors = {tensor_of(u, d): (u, v, k) for u, v, k, d in edges if d["kind"] != CONTROL}
         if not tensors:
             return ""
         if len(tensors) > 1:

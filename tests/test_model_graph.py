@@ -18,13 +18,14 @@ import networkx as nx
 import pytest
 from conftest import SAMPLES
 from google.protobuf.message import Message
+from hostile_inputs import graph_def, node, write_pb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 import graphviz_tb
 from graphviz_tb.group.partition import ChildGraph, convex_chunks, cyclic_parts, strong_components
-from graphviz_tb.model.graph import OpGraph, node_def_of
+from graphviz_tb.model.graph import OpGraph, node_def_of, tensor_of
 from graphviz_tb.read import graphdef
 from graphviz_tb.read.graphdef import as_graph_def
 
@@ -63,16 +64,18 @@ def test_the_ops_graph_answers_as_networkx_does(name: str) -> None:
         assert list(og.nodes(data=attr)) == list(nxg.nodes(data=attr))
     assert _read(og) == list(nxg.nodes(data=True))
     edges = list(nxg.edges(keys=True, data=True))
-    assert list(og.edges(keys=True, data=True)) == edges
-    assert list(og.edges(data=True)) == list(nxg.edges(data=True))
+    assert [(u, v, k, _named(u, d)) for u, v, k, d in og.edges(keys=True, data=True)] == edges
+    assert [(u, v, _named(u, d)) for u, v, d in og.edges(data=True)] == list(
+        nxg.edges(data=True))
     assert len(edges) == sum(1 for _ in model.iter_edges()) > 0
     for u, v, k, d in edges:
-        assert og.edges[u, v, k] == d == nxg.edges[u, v, k]
+        assert _named(u, og.edges[u, v, k]) == d == nxg.edges[u, v, k]
         assert og.has_edge(u, v, k) and not og.has_edge(u, v, k + 1000)
     for n in nxg:
-        assert _by_source(og.in_edges(n, keys=True, data=True)) == _by_source(
-            nxg.in_edges(n, keys=True, data=True))
-        assert og.out_edges(n, data=True) == list(nxg.out_edges(n, data=True))
+        assert _by_source((u, v, k, _named(u, d)) for u, v, k, d in og.in_edges(
+            n, keys=True, data=True)) == _by_source(nxg.in_edges(n, keys=True, data=True))
+        assert [(u, v, _named(u, d)) for u, v, d in og.out_edges(n, data=True)] == list(
+            nxg.out_edges(n, data=True))
         assert list(og.successors(n)) == list(nxg.successors(n))
         assert set(og.predecessors(n)) == set(nxg.predecessors(n))
     # Back edges aside, what TensorFlow made is a DAG: networkx's algorithms run on it.
@@ -80,10 +83,40 @@ def test_the_ops_graph_answers_as_networkx_does(name: str) -> None:
     assert nx.is_directed_acyclic_graph(forward)
 
 
+def test_marking_an_edge_marks_no_other(tmp_path: Any) -> None:
+    """Edges with equal data share one dict, and pairs joined by one such edge one key dict
+    (a dict each was two fifths of a big model's memory).  So a stage marking an edge must
+    put a new dict in its place: marked in place, every edge sharing it would be marked too.
+    Here a TF1 loop (NextIteration into Merge's input 1) and a malformed three-op cycle (the
+    search breaks it at one edge) share their edges' data with a chain and with adds."""
+    chain = [node("x", "Placeholder")] + [
+        node(f"chain/{i}", inputs=[f"chain/{i - 1}" if i else "x"]) for i in range(20)]
+    adds = [node(f"add/{i}", "AddV2", ["x", f"chain/{i}"]) for i in range(20)]
+    loop = [node("loop/merge", "Merge", ["x", "loop/next"]),
+            node("loop/next", "NextIteration", ["loop/merge"])]
+    cycle = [node(f"cycle/{i}", inputs=[f"cycle/{(i - 1) % 3}"]) for i in range(3)]
+    path = write_pb(tmp_path / "g.pb", graph_def(chain + adds + loop + cycle))
+    g = graphviz_tb.load(path).model.g
+    edges = list(g.edges(keys=True, data=True))
+    users: dict[int, int] = {}
+    for *_, d in edges:
+        users[id(d)] = users.get(id(d), 0) + 1
+    assert max(users.values()) >= 20  # shared: the chain's edges, the adds' second inputs
+    back = sorted((u, v) for u, v, _, d in edges if d["back"])
+    assert back == [("cycle/2", "cycle/0"), ("loop/next", "loop/merge")]
+    assert all(users[id(d)] == 1 for *_, d in edges if d["back"])
+
+
 def _read(og: OpGraph) -> list[tuple[str, dict[str, Any]]]:
     """The op graph's nodes with each NodeDef as a message, as networkx's copy gives them."""
     return [(n, {**d, "node_def": node_def_of(d)} if "node_def" in d else d)
             for n, d in og.nodes(data=True)]
+
+
+def _named(src: str, data: dict[str, Any]) -> dict[str, Any]:
+    """An edge's data as networkx's copy gives it: naming the tensor it carries, which the op
+    graph keeps only where it is not the source's output (its edge dicts are shared)."""
+    return {**data, "tensor": tensor_of(src, data)}
 
 
 def _by_source(in_edges: Any) -> dict[tuple[str, int], dict[str, Any]]:
@@ -130,8 +163,11 @@ def test_the_networkx_graph_is_a_copy_equal_to_the_model(name: str) -> None:
     nxg = graph.model.graph
     assert nxg.graph == og.graph
     assert list(nxg.nodes(data=True)) == _read(og)
-    assert list(nxg.edges(keys=True, data=True)) == list(og.edges(keys=True, data=True))
-    assert {n: {u: dict(keys) for u, keys in nxg.pred[n].items()} for n in nxg} == og.pred
+    assert list(nxg.edges(keys=True, data=True)) == [
+        (u, v, k, _named(u, d)) for u, v, k, d in og.edges(keys=True, data=True)]
+    assert {n: {u: dict(keys) for u, keys in nxg.pred[n].items()} for n in nxg} == {
+        n: {u: {k: _named(u, d) for k, d in keys.items()} for u, keys in into.items()}
+        for n, into in og.pred.items()}
     assert nx.utils.graphs_equal(nxg, graph.model.graph) and nxg is not graph.model.graph
 
     before = graph.render(format="dot")

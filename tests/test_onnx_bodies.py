@@ -24,6 +24,7 @@ from picture import DOM_SCRIPT, check_picture, ops_under, read_dom
 from svgparse import fill_of, node_groups, parse
 
 import graphviz_tb
+from graphviz_tb.model.graph import tensor_of
 from graphviz_tb.options import RenderOptions
 from graphviz_tb.write.page import page_data
 
@@ -83,10 +84,10 @@ def test_if_branches_open_as_groups_fed_by_what_they_read(tmp_path: Path) -> Non
         assert body.kind == "function" and body.parent is call
     assert model.function_groups == {"If/then_branch": "then", "If/else_branch": "else"}
     g = model.g
-    assert {(u, d["tensor"]) for u, _, d in g.in_edges("If/then_branch/a", data=True)} == {
+    assert {(u, tensor_of(u, d)) for u, _, d in g.in_edges("If/then_branch/a", data=True)} == {
         ("If", ("Relu", 0))}
     assert set(g.successors("If/then_branch/a")) == {"If/then_branch/Add"}
-    assert {(u, d["tensor"]) for u, _, d in g.in_edges("If/else_branch/b", data=True)} == {
+    assert {(u, tensor_of(u, d)) for u, _, d in g.in_edges("If/else_branch/b", data=True)} == {
         ("If", ("Neg", 0))}
     assert sorted(d["dst_input"] for _, _, d in g.in_edges("If/else_branch/Mul", data=True)) \
         == [0, 1]
@@ -115,7 +116,7 @@ def test_a_loop_body_takes_its_operands_in_order_and_gives_its_results(tmp_path:
     path = _save(tmp_path, graph)
     loaded = graphviz_tb.load(path)
     g = loaded.model.g
-    fed = {v: d["tensor"] for _, v, d in g.out_edges("Loop", data=True)}
+    fed = {v: tensor_of(u, d) for u, v, d in g.out_edges("Loop", data=True)}
     assert fed == {"Loop/body/i": ("ReduceSum", 0), "Loop/body/cond_in": ("Greater", 0),
                    "Loop/body/v_in": ("x", 0), "Loop/body/k": ("Relu", 0)}
     assert list(g.predecessors("Neg")) == ["Loop/body/v_out"]
@@ -145,7 +146,7 @@ def test_a_scan_body_takes_its_state_and_slices(tmp_path: Path) -> None:
     path = _save(tmp_path, graph)
     loaded = graphviz_tb.load(path)
     g = loaded.model.g
-    assert {v: d["tensor"] for _, v, d in g.out_edges("Scan", data=True)} == {
+    assert {v: tensor_of(u, d) for u, v, d in g.out_edges("Scan", data=True)} == {
         "Scan/body/s": ("Neg", 0), "Scan/body/row": ("x", 0)}
     assert list(g.predecessors("Abs")) == ["Scan/body/out"]
     assert list(g.predecessors("last")) == ["Scan/body/s2"]
@@ -187,10 +188,10 @@ def test_a_loop_inside_a_branch_reads_through_both(tmp_path: Path) -> None:
     assert h.groups[loop].parent is h.groups["If/then_branch"]
     assert model.function_groups[f"{loop}/body"] == "inner"
     # the model's x: into the If, on to the branch's argument, into the loop, to its body
-    assert {d["tensor"] for _, _, d in g.in_edges("If/then_branch/x", data=True)} == {("x", 0)}
-    assert {d["tensor"] for _, _, d in g.in_edges(f"{loop}/body/x", data=True)} == {
+    assert {tensor_of(u, d) for u, _, d in g.in_edges("If/then_branch/x", data=True)} == {("x", 0)}
+    assert {tensor_of(u, d) for u, _, d in g.in_edges(f"{loop}/body/x", data=True)} == {
         ("If/then_branch/x", 0)}
-    assert {d["tensor"] for _, _, d in g.in_edges(f"{loop}/body/h", data=True)} == {
+    assert {tensor_of(u, d) for u, _, d in g.in_edges(f"{loop}/body/h", data=True)} == {
         ("If/then_branch/Relu", 0)}
     assert set(g.successors(f"{loop}/body/x")) == {f"{loop}/body/Add"}
     # the else-branch's result (``a``, named apart from its argument) is the argument
@@ -252,7 +253,7 @@ def test_a_local_function_called_twice_opens_twice_alike(tmp_path: Path) -> None
         assert {"Relu", "Mul", "Add"} <= inside and "Constant" not in inside
         assert model.attrs(f"{call}/Mul")["B"] == "2.0"  # the constant, folded
     second = calls[1]
-    fed = {v: d["tensor"] for _, v, d in g.out_edges(second, data=True)}
+    fed = {v: tensor_of(u, d) for u, v, d in g.out_edges(second, data=True)}
     assert fed == {f"{second}/a": (calls[0], 0), f"{second}/b": ("x", 0)}  # what it passes
     assert set(g.predecessors(second)) == {f"{calls[0]}/out", "x"}  # the first's result
     assert list(g.predecessors(f"{second}/Relu")) == [f"{second}/a"]
@@ -294,7 +295,7 @@ def test_a_functions_weights_fold_into_its_ops_at_every_call(tmp_path: Path) -> 
         gemm = model.attrs(f"{call}/Gemm")
         assert "first.w" in gemm["B"] and "second.w" in gemm["B"], gemm["B"]
         assert set(g.predecessors(f"{call}/Gemm")) == {f"{call}/x", f"{call}/b"}
-    fed = {v: d["tensor"] for _, v, d in g.out_edges(calls[1], data=True)}
+    fed = {v: tensor_of(u, d) for u, v, d in g.out_edges(calls[1], data=True)}
     assert fed == {f"{calls[1]}/x": (calls[0], 0), f"{calls[1]}/b": ("ReduceMean", 0)}
     check_bodies(path, loaded)
 
@@ -415,7 +416,7 @@ def test_a_graph_attribute_of_any_op_opens_too(tmp_path: Path) -> None:
     g = loaded.model.g
     call = "com.example∶∶Search" if "com.example∶∶Search" in g else "Search"
     assert loaded.hierarchy().groups[f"{call}/decoder"].kind == "function"
-    assert {d["tensor"] for _, _, d in g.in_edges(f"{call}/decoder/k", data=True)} == {
+    assert {tensor_of(u, d) for u, _, d in g.in_edges(f"{call}/decoder/k", data=True)} == {
         ("Relu", 0)}
     assert list(g.predecessors("y")) == [call]
     check_bodies(path, loaded)

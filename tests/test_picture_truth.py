@@ -23,6 +23,7 @@ from svgparse import op_name
 
 import graphviz_tb
 from graphviz_tb.layout import engine
+from graphviz_tb.model.graph import tensor_of
 from graphviz_tb.options import RenderOptions
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -119,7 +120,7 @@ def test_one_tensor_to_several_consumers_is_labelled_with_its_shape(graphviz_eng
         from picture import Truth
 
         edges = Truth(h).model_edges(a, b)  # type: ignore[arg-type]
-        tensors = {d["tensor"] for *_, d in edges if d["kind"] != "control"}
+        tensors = {tensor_of(u, d) for u, _, _, d in edges if d["kind"] != "control"}
         consumers = sum(1 for *_, d in edges if d["kind"] != "control")
         if len(tensors) == 1 and consumers > 1:
             many += 1

@@ -26,6 +26,7 @@ from picture import DOM_SCRIPT, Picture, check_picture, read_dom, read_svg
 import graphviz_tb
 from graphviz_tb.group.tree import Group, Hierarchy
 from graphviz_tb.model.aten_args import ARGUMENTS
+from graphviz_tb.model.graph import tensor_of
 from graphviz_tb.options import RenderOptions
 from graphviz_tb.read import discover
 
@@ -308,8 +309,8 @@ def test_lstm_seq2seq(torch_logdirs: Path) -> None:
     lstms = sorted(op for op in model.g if model.op(op) == "aten::lstm")
     assert lstms == ["Seq2Seq/LSTM[decoder]/lstm", "Seq2Seq/LSTM[encoder]/lstm"]
     assert [len(model.op_outputs(op)) for op in lstms] == [3, 3]
-    state = sorted(d["src_output"] for _, _, d in model.g.in_edges(lstms[0], data=True)
-                   if d["tensor"][0] == lstms[1])
+    state = sorted(d["src_output"] for u, _, d in model.g.in_edges(lstms[0], data=True)
+                   if tensor_of(u, d)[0] == lstms[1])
     assert state == [1, 2]
     assert [s.name for s in model.inputs] == ["src", "tgt"]
     params = model.attrs(lstms[1])["params"]

@@ -49,7 +49,7 @@ from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import Carried, edge_look, leaf_size
 from ..model.calls import call_targets, call_wiring
-from ..model.graph import CONTROL, DATA, REF, node_def_of
+from ..model.graph import CONTROL, DATA, REF, node_def_of, tensor_of
 from ..style import (
     COST_COLORS,
     DIFF_COLORS,
@@ -299,8 +299,8 @@ class _Builder:
                 for u, v, k in agg.edges:
                     d = succ[u][v][k]  # the adjacency dicts, as layout/text.carried_tensors
                     kind = d["kind"]
-                    if kind != CONTROL and d["tensor"] not in tensors:
-                        tensors[d["tensor"]] = (u, v, k)
+                    if kind != CONTROL:
+                        tensors.setdefault(tensor_of(u, d), (u, v, k))
                     iu, iv = op_id.get(u), op_id.get(v)
                     if iu is None or iv is None:
                         continue

@@ -8,7 +8,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..model.graph import CONTROL, DATA, REF
+from ..model.graph import CONTROL, DATA, REF, tensor_of
 from ..model.shapes import format_shape, tensor_bytes, unknown_why
 from ..style import CHAR_WIDTH, LABEL_BREAKS, MAX_LINE, WRAP, WRAP_MOST
 
@@ -151,7 +151,7 @@ def carried_tensors(h: Hierarchy, agg: AggEdge) -> Carried:
     for u, v, k in agg.edges:
         data = succ[u][v][k]
         if data["kind"] != CONTROL:
-            out.setdefault(data["tensor"], (u, v, k))
+            out.setdefault(tensor_of(u, data), (u, v, k))
     return out
 
 

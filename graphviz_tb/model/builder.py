@@ -43,6 +43,10 @@ class ModelBuilder:
         #: input naming a later op ``a (duplicate 2)`` is never wired to a renamed ``a``.
         self.reserved: set[str] = set()
         self._next_copy: dict[str, int] = {}
+        #: Per distinct ``(kind, src_output, dst_input)``, the edge dict and the key dict of
+        #: a pair joined by that edge alone (see :meth:`shared_edge`).
+        self.shared_edges: dict[tuple[str, int, int],
+                                tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
 
     def add_node(self, name: str, node_def: Any, **extra: Any) -> str:
         """Add one op; a duplicate name is kept under a new name, with a warning."""
@@ -82,9 +86,25 @@ class ModelBuilder:
             kind = DATA
         if src == dst:
             self.warn.add("self-loops", f"op {dst!r} takes its own output as input")
-        insert_edge(self.g, src, dst, slot,
-                     {"kind": kind, "src_output": out_index, "dst_input": slot,
-                      "tensor": (src, out_index), "back": False})
+        attrs, alone = self.shared_edge(kind, out_index, slot)
+        if dst in self.g.succ[src]:
+            insert_edge(self.g, src, dst, slot, attrs)
+        else:
+            self.g.succ[src][dst] = self.g.pred[dst][src] = alone
+
+    def shared_edge(self, kind: str, out: int, slot: int
+                    ) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
+        """The data of an edge of ``kind`` from output ``out`` into input ``slot``, and the key
+        dict of a pair joined by that edge alone: each shared by every such edge and pair,
+        never changed in place (see :class:`~graphviz_tb.model.graph.OpGraph`).  A graph's
+        edges hold a few thousand distinct ones: a dict per edge and per pair were two
+        fifths of a big model's memory."""
+        key = (kind, out, slot)
+        found = self.shared_edges.get(key)
+        if found is None:
+            attrs = {"kind": kind, "src_output": out, "dst_input": slot, "back": False}
+            found = self.shared_edges[key] = (attrs, {slot: attrs})
+        return found
 
 
 def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]) -> list[str]:
@@ -123,6 +143,7 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
     # colon is a new string per edge, which the edge and its source's key would keep (a
     # tenth of the model's memory on a big graph) and later lookups would compare in full.
     canonical = {name: name for name in ops}
+    shared = builder.shared_edges
     for name, node_def in node_defs:
         inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
         if not inputs:
@@ -143,11 +164,12 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
                 kind = REF if mutating and is_ref_edge(ops.get(src, ""), ops[name]) else DATA
             source = canonical.get(src) if out >= 0 and src else None
             if source is not None and source != name:
+                found = shared.get((kind, out, slot))  # builder.shared_edge, inlined
+                if found is None:
+                    found = builder.shared_edge(kind, out, slot)
                 keydict = into.get(source)
-                if keydict is None:
-                    keydict = succ[source][name] = into[source] = {}
-                keydict[slot] = {"kind": kind, "src_output": out, "dst_input": slot,
-                                 "tensor": (source, out), "back": False}
+                succ[source][name] = into[source] = found[1] if keydict is None else {
+                    **keydict, slot: found[0]}
                 continue
             ref = parse_input(text)
             if ref.arg is not None:  # "x:out:0" outside a function: take x's output 0 leniently
@@ -174,9 +196,9 @@ def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
     marked = 0
     loops = {u for u, data in nodes.items() if data["op"] in _BACK_EDGE_SOURCES}
     for u in loops:
-        for keydict in succ[u].values():
-            for data in keydict.values():
-                data["back"] = True
+        for v, keydict in succ[u].items():
+            for k, data in keydict.items():  # new dicts: they are shared (see OpGraph)
+                insert_edge(g, u, v, k, {**data, "back": True})
                 marked += 1
     if _acyclic(succ, loops, order):
         return marked
@@ -188,12 +210,13 @@ def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
         stack = [(root, _out(succ, root))]
         while stack:
             node, edges = stack[-1]
-            for v, data in edges:
+            for v, k in edges:
+                data = succ[node][v][k]
                 if data["back"]:
                     continue
                 seen = state.get(v)
                 if seen == 1:
-                    data["back"] = True
+                    insert_edge(g, node, v, k, {**data, "back": True})
                     marked += 1
                 elif seen is None:
                     state[v] = 1
@@ -205,10 +228,11 @@ def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
     return marked
 
 
-def _out(succ: dict, node: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _out(succ: dict, node: str) -> Iterator[tuple[str, int]]:
+    """Each edge out of ``node`` as its destination and key (its data may be replaced)."""
     for v, keydict in succ[node].items():
-        for data in keydict.values():
-            yield v, data
+        for k in keydict:
+            yield v, k
 
 
 def _acyclic(succ: dict, loops: set[str], order: Iterable[str] | None = None) -> bool:

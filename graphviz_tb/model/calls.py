@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..options import LoadOptions
 from ..read.dtypes import dtype_name, shape_from_proto
-from .graph import CONTROL, InputRef, node_def_of, parse_input
+from .graph import CONTROL, InputRef, node_def_of, parse_input, tensor_of
 from .handles import handle_of_attrs
 from .shapes import TensorInfo
 
@@ -249,7 +249,7 @@ class _Body:
 def _call_io(model: GraphModel, call: str) -> tuple[dict[int, tuple[str, int]], dict[int, list]]:
     """The tensors a call consumes (by data input slot) and its consumers per output."""
     g = model.g
-    ins = {d["dst_input"]: d["tensor"] for _, _, d in g.in_edges(call, data=True)
+    ins = {d["dst_input"]: tensor_of(u, d) for u, _, d in g.in_edges(call, data=True)
            if d["kind"] != CONTROL}
     outs: dict[int, list[tuple[str, int, dict[str, Any]]]] = {}
     for _, v, k, d in g.out_edges(call, keys=True, data=True):

@@ -43,6 +43,7 @@ __all__ = [
     "node_def_of",
     "parse_input",
     "reachable",
+    "tensor_of",
 ]
 
 DATA = "data"
@@ -156,6 +157,15 @@ def node_def_of(data: dict[str, Any]) -> Any:
     return NodeDef.FromString(node_def)
 
 
+def tensor_of(src: str, data: dict[str, Any]) -> tuple[str, int]:
+    """The tensor ``(producer, output index)`` whose shape an edge out of ``src`` carries: its
+    source's output, unless the edge names another (an opened call's argument and result
+    edges carry the call's tensors).  Only those keep a ``tensor``: a tuple on every edge
+    was a twentieth of a big model's memory, and kept its dict from being shared."""
+    tensor = data.get("tensor")
+    return (src, data["src_output"]) if tensor is None else tensor
+
+
 def is_ref_edge(src_op: str, dst_op: str) -> bool:
     """An edge is a reference edge when it hands a variable to an op that mutates it."""
     return src_op in _VARIABLE_OPS and dst_op.startswith(MUTATING_PREFIXES)
@@ -178,6 +188,12 @@ class OpGraph:
     for a render, as importing it costs more than all the rest of a small graph's render
     (``bench/`` measures it).
     :meth:`networkx` makes a real ``MultiDiGraph`` for API users and networkx's algorithms.
+
+    Key dicts and edge dicts are never changed in place: a pair joined by one edge shares its
+    key dict with every pair whose edge has the same data (see
+    :meth:`~graphviz_tb.model.builder.ModelBuilder.shared_edge`), and a change puts a new
+    dict in its place (:func:`insert_edge`, :meth:`remove_edges_from`).  Sharing them halves
+    the memory a big graph's edges take.
     """
 
     __slots__ = ("graph", "node_data", "pred", "succ")
@@ -191,7 +207,8 @@ class OpGraph:
     def networkx(self) -> nx.MultiDiGraph:
         """A new ``networkx.MultiDiGraph`` equal to this graph, made on each call through
         networkx's public API: its nodes, edges and attribute dicts are copies (the values in
-        them are shared), so changing it leaves the picture alone.  Nodes and each node's
+        them are shared), so changing it leaves the picture alone; every edge of a model
+        names its ``tensor`` (:func:`tensor_of`), as networkx users read it.  Nodes and each node's
         out-edges keep their order; a node's in-edges come in the order of their sources."""
         import networkx as nx  # imported when asked: see the class docstring
 
@@ -199,7 +216,8 @@ class OpGraph:
         g.add_nodes_from((name, {**data, "node_def": node_def_of(data)}
                           if type(data.get("node_def")) is bytes else data)
                          for name, data in self.node_data.items())
-        g.add_edges_from((u, v, k, d) for u, nbrs in self.succ.items()
+        g.add_edges_from((u, v, k, {**d, "tensor": tensor_of(u, d)} if "src_output" in d else d)
+                         for u, nbrs in self.succ.items()
                          for v, keydict in nbrs.items() for k, d in keydict.items())
         return g
 
@@ -252,10 +270,12 @@ class OpGraph:
         for u, v, k in edges:
             keydict = self.succ.get(u, {}).get(v)
             if keydict is not None and k in keydict:
-                del keydict[k]
-                if not keydict:
+                if len(keydict) == 1:
                     del self.succ[u][v]
                     del self.pred[v][u]
+                else:  # a new key dict: they are shared (see the class docstring)
+                    self.succ[u][v] = self.pred[v][u] = {
+                        key: d for key, d in keydict.items() if key != k}
 
     def add_node(self, name: str, **attrs: Any) -> None:
         if name in self.node_data:
@@ -267,9 +287,8 @@ class OpGraph:
         """Add (or update) the edge ``u -> v`` with ``key``; both ends must exist."""
         keydict = self.succ[u].get(v)
         if keydict is not None and key in keydict:
-            keydict[key].update(attrs)
-        else:
-            insert_edge(self, u, v, key, attrs)
+            attrs = {**keydict[key], **attrs}  # a new dict: they are shared
+        insert_edge(self, u, v, key, attrs)
 
 
 class _Nodes:
@@ -321,7 +340,11 @@ class GraphModel:
     this op), ``function`` (the function whose body holds the node), ``recursion_cut``.
 
     Edge data (key = destination input slot): ``kind``, ``src_output``, ``dst_input``,
-    ``tensor`` (producer, output index) whose shape the edge carries, ``back``.
+    ``back``, and ``tensor`` (producer, output index) where the tensor whose shape the edge
+    carries is not its source's output ``src_output``: read it with :func:`tensor_of`.  The
+    graph's own edges share one dict per distinct ``(kind, src_output, dst_input)`` (see
+    :meth:`~graphviz_tb.model.builder.ModelBuilder.shared_edge`), so a stage that changes an
+    edge's data puts a new dict in its place.
     """
 
     def __init__(self, graph: OpGraph, *, kind: str = "op") -> None:
@@ -415,10 +438,10 @@ class GraphModel:
     def input_tensor(self, name: str, slot: int = 0) -> tuple[str, int] | None:
         """The tensor ``(producer, output index)`` feeding data input ``slot`` of an op, or
         None when nothing does (the handle a variable read or write acts on is input 0)."""
-        for keydict in self.g.pred[name].values():
+        for src, keydict in self.g.pred[name].items():
             for d in keydict.values():
                 if d["dst_input"] == slot and d["kind"] != CONTROL:
-                    return d["tensor"]
+                    return tensor_of(src, d)
         return None
 
     def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
@@ -426,11 +449,11 @@ class GraphModel:
         data = self.g.succ[src][dst][key]  # not networkx's edge view: a hot path
         if data["kind"] == CONTROL:
             return None
-        info = self.tensor(*data["tensor"])
+        info = self.tensor(*tensor_of(src, data))
         if (info is None or not info.known) and self.g.node_data[src]["role"] == "retval":
-            for _u, _, d in self.g.in_edges(src, data=True):
+            for u, _, d in self.g.in_edges(src, data=True):
                 if d["kind"] != CONTROL:
-                    return self.tensor(*d["tensor"])
+                    return self.tensor(*tensor_of(u, d))
         return info
 
     def data_edges(self) -> Iterator[tuple[str, str, int, dict[str, Any]]]:
@@ -454,8 +477,8 @@ class GraphModel:
             return None
         nodes = self.g.node_data
         known = seen = 0
-        for _u, _v, _k, d in self.data_edges():
-            src, index = d["tensor"]
+        for u, _v, _k, d in self.data_edges():
+            src, index = tensor_of(u, d)
             if nodes[src]["op"] in _SHAPE_SOURCES:
                 continue
             info = self.tensor(src, index)
@@ -501,12 +524,11 @@ def insert_node(g: OpGraph, name: str, attrs: dict[str, Any]) -> None:
 
 
 def insert_edge(g: OpGraph, u: str, v: str, key: int, attrs: dict[str, Any]) -> None:
-    """``g.add_edge(u, v, key, **attrs)`` for nodes already present (see :func:`insert_node`)."""
+    """``g.add_edge(u, v, key, **attrs)`` for nodes already present (see :func:`insert_node`),
+    or the edge's data replaced: in a new key dict, as the pair's may be shared (see
+    :class:`OpGraph`), where the edge keeps its place."""
     keydict = g.succ[u].get(v)
-    if keydict is None:
-        keydict = g.succ[u][v] = {}
-        g.pred[v][u] = keydict
-    keydict[key] = attrs
+    g.succ[u][v] = g.pred[v][u] = {key: attrs} if keydict is None else {**keydict, key: attrs}
 
 
 _N = TypeVar("_N")

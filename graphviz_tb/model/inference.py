@@ -35,7 +35,7 @@ from ..errors import InputError
 from ..read.dtypes import Shape, shape_from_proto
 from ..read.tf_loader import import_tensorflow
 from .calls import call_targets
-from .graph import CONTROL, node_def_of
+from .graph import CONTROL, insert_edge, node_def_of, tensor_of
 from .onnx import is_onnx_graph
 from .pytorch import is_jit_trace
 from .shapes import TensorInfo, node_outputs
@@ -220,7 +220,8 @@ def _reset_model(model: GraphModel, *, stale: bool) -> None:
             if any(o.known_shape for o in outs):
                 model.set_outputs(name, [TensorInfo(dtype=o.dtype) for o in outs])
     for _, _, data in g.edges(data=True):
-        data.pop("shape_error", None)
+        if "shape_error" in data:  # a dict of the edge's own (edge dicts are shared)
+            del data["shape_error"]
 
 
 class _Run:
@@ -353,8 +354,8 @@ class _Run:
 
     def _call_inputs(self, call: str) -> list[tuple[str, int]]:
         """The tensors a call passes, in input order (the model keeps its in-edges)."""
-        ins = sorted((d["dst_input"], d["tensor"])
-                     for _, _, d in self.model.g.in_edges(call, data=True)
+        ins = sorted((d["dst_input"], tensor_of(u, d))
+                     for u, _, d in self.model.g.in_edges(call, data=True)
                      if d["kind"] != CONTROL)
         return [tensor for _, tensor in ins]
 
@@ -418,9 +419,10 @@ class _Run:
         for name in emitted:
             data = g.nodes[name]
             data["shape_error"] = self.messages[name]
-            for _, _, edge in g.in_edges(name, data=True):
-                if edge["kind"] != CONTROL:
-                    edge["shape_error"] = True
+            for u, keydict in g.pred[name].items():
+                for k, edge in keydict.items():
+                    if edge["kind"] != CONTROL:  # new dicts: they are shared (see OpGraph)
+                        insert_edge(g, u, name, k, {**edge, "shape_error": True})
             out.append(ShapeFailure(name, data["op"], self.messages[name], data.get("function"),
                                     input_edges(self.model, name)))
         return out
