@@ -209,6 +209,19 @@ def test_page_is_one_offline_file(pages: dict[str, Path]) -> None:
     assert text.count("<script") == 3 and text.lower().count("</script") == 3
 
 
+def test_the_data_is_deflated_as_the_json_of_the_whole(pages: dict[str, Path]) -> None:
+    """The page's data is deflated piece by piece, one value of its dict (or one graph of a
+    logdir's) at a time, so a big graph's JSON is never whole in memory: the pieces join to
+    the JSON of the whole, whatever the data holds, and the page reads it back."""
+    from graphviz_tb.write.page import _json, _json_pieces
+
+    data = page_data(pages["mnist"].read_text(encoding="utf-8"))
+    for value in (data, {"graphs": [data, {"x": float("nan")}], "title": "t"},
+                  {"graphs": "not a list", "n": [1, float("-inf")]}, {1: "int keys"}, {},
+                  [data], "text"):
+        assert "".join(_json_pieces(value)) == _json(value)
+
+
 def test_graphviz_travels_gzipped_beside_the_viewer(tmp_path: Path) -> None:
     """Graphviz (WebAssembly) is nearly all of a page's weight: the viewer's own script holds
     none of it; the page carries it once, gzipped and base64-encoded as inert data.  A small

@@ -21,6 +21,8 @@ from ..errors import GraphvizTbError
 from ..escaping import clean_text
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ..options import StyleOptions
 
 __all__ = ["PageEntry", "page_data", "page_json", "write_page"]
@@ -54,11 +56,38 @@ def _json(value: Any) -> str:
         return json.dumps(finite(value), separators=(",", ":"))
 
 
-def _deflated(text: str) -> str:
-    """JSON (:func:`_json`, ASCII) deflated (zlib format) as base64, which the page inflates with
-    the browser's own DecompressionStream.  Deflated, a page is a fifth of its JSON's size
-    (a million-op graph's 167 MB), and base64 needs no escaping inside ``<script>``."""
-    return base64.b64encode(zlib.compress(text.encode("ascii"), _DEFLATE_LEVEL)).decode("ascii")
+def _deflated(value: Any) -> str:
+    """``value`` as JSON (:func:`_json`, ASCII) deflated (zlib format) as base64, which the page
+    inflates with the browser's own DecompressionStream.  Deflated, a page is a fifth of its
+    JSON's size (a million-op graph's 167 MB), and base64 needs no escaping inside
+    ``<script>``.  The JSON is deflated piece by piece (:func:`_json_pieces`): whole, it and
+    its bytes were the largest allocations of a big graph's page."""
+    deflate = zlib.compressobj(_DEFLATE_LEVEL)
+    out = [deflate.compress(piece.encode("ascii")) for piece in _json_pieces(value)]
+    out.append(deflate.flush())
+    return base64.b64encode(b"".join(out)).decode("ascii")
+
+
+def _json_pieces(value: Any) -> Iterator[str]:
+    """:func:`_json` of ``value`` in pieces that join to it: a dict with string keys (a graph's
+    data, or a logdir page's) one value at a time, and a logdir page's ``graphs`` one graph
+    at a time."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        yield _json(value)
+        return
+    yield "{"
+    for i, (key, item) in enumerate(value.items()):
+        yield ("," if i else "") + _json(key) + ":"
+        if key == "graphs" and isinstance(item, list):
+            yield "["
+            for j, graph in enumerate(item):
+                if j:
+                    yield ","
+                yield from _json_pieces(graph)
+            yield "]"
+        else:
+            yield _json(item)
+    yield "}"
 
 
 def _little_endian(values: array[Any]) -> array[Any]:
@@ -159,7 +188,7 @@ def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
     script, style, worker = _read_viewer()
     packed = ({**data, "graphs": [_pack(g) for g in data["graphs"]]} if "graphs" in data
               else _pack(data))
-    payload = _deflated(_json(packed))
+    payload = _deflated(packed)
     title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",
