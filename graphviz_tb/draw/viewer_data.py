@@ -314,13 +314,12 @@ class _Builder:
                     look = none = none or self._look(agg, tensors, labels, widths)
                 else:
                     look = self._look(agg, tensors, labels, widths)
-                counts = agg.counts
                 ag.append(gi)
                 a_src.append(ids[a])
                 a_dst.append(ids[b])
-                an.append(counts[DATA])
-                ac.append(counts[CONTROL])
-                ar.append(counts[REF])
+                an.append(agg.data)
+                ac.append(agg.control)
+                ar.append(agg.ref)
                 ab.append(agg.back)
                 al.append(look[0])
                 aw.append(look[1])

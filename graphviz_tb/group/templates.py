@@ -52,9 +52,10 @@ class Templates:
         self._buckets: dict[tuple, list[tuple[int, tuple | None, tuple | None,
                                               _ChildGraph | None]]] = {}
         self._next = 0
-        self._bucketed: dict[tuple, list[Group]] | None = None
-        self._key: dict[Group, tuple] = {}
-        self._split: dict[tuple, dict[Group, list[Group]]] = {}
+        #: Groups by invariant key, the key of each (see :meth:`_bucket_all`).
+        self._bucketed: dict[int, list[Group]] | None = None
+        self._key: dict[Group, int] = {}
+        self._split: dict[int, dict[Group, list[Group]]] = {}
         #: Relative forms computed so far, and how many series had been made when they were: a
         #: picture compares the groups that settling just compared (see :meth:`_form`).
         #: A form is an id: equal ids, equal forms (see :meth:`_form`).
@@ -66,7 +67,7 @@ class Templates:
         #: templates with two or more, in legend order; and the palette slot of each.
         self.instances: dict[int, list[Group]] = {}
         self.repeated: list[int] = []
-        self._slots: dict[tuple, int] | None = None
+        self._slots: dict[int, int] | None = None
 
     def of(self, group: Group) -> int:
         """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
@@ -274,11 +275,11 @@ class Templates:
         """Key every group by an invariant equal structures share: the multiset of op types
         below (``op_hash``; a collision only costs work).  It is unchanged by
         scope series, so groups not yet settled are keyed as they will be."""
-        buckets: dict[tuple, list[Group]] = {}
+        buckets: dict[int, list[Group]] = {}
         for g in self.h._raw_groups():
             if _is_group_series(g):
                 continue  # drawn as its members; not an instance of its own
-            key = self._key[g] = (g.op_hash,)
+            key = self._key[g] = g.op_hash  # the int itself: a tuple per group cost more
             buckets.setdefault(key, []).append(g)
         self._bucketed = buckets
 
@@ -313,7 +314,7 @@ class Templates:
         first = min(self._bucketed[key], key=lambda g: g.name)  # type: ignore[index]
         return place if place is not None and self.alike(first) is same else None
 
-    def _largest(self) -> dict[tuple, int]:
+    def _largest(self) -> dict[int, int]:
         """The palette's places, by invariant bucket (see :meth:`_bucket_all`): the buckets
         with the most ops in all first, then by their first group's name.
 
@@ -449,8 +450,7 @@ class _ChildGraph:
 
     def __init__(self, group: Group, label: dict[int, int]) -> None:
         self.nodes = [(id(m), label[id(m)]) for m in group.children]
-        self.edges = [(id(a), id(b), (agg.counts["data"], agg.counts["control"],
-                                      agg.counts["ref"]))
+        self.edges = [(id(a), id(b), (agg.data, agg.control, agg.ref))
                       for (a, b), agg in group.edges.items()]
         self._digraph: nx.DiGraph | None = None
 
@@ -503,7 +503,7 @@ def _canonical(group: Group, label: dict[int, int], intern: _Interner
     if len(children) == 1 and not group.edges:
         return ((label[id(children[0])],), ()), True
     lab = {id(m): label[id(m)] for m in children}
-    edges = [(id(a), id(b), (agg.counts["data"], agg.counts["control"], agg.counts["ref"]))
+    edges = [(id(a), id(b), (agg.data, agg.control, agg.ref))
              for (a, b), agg in group.edges.items()]
     for _ in range(2):
         if len(set(lab.values())) == len(lab):
@@ -557,8 +557,8 @@ def _by_order(group: Group, label: dict[int, int]) -> tuple:
     """
     children = sorted(group.children, key=lambda m: natural_key(m.label))
     place = {id(m): i for i, m in enumerate(children)}
-    edges = sorted((place[id(a)], place[id(b)], agg.counts["data"], agg.counts["control"],
-                    agg.counts["ref"]) for (a, b), agg in group.edges.items())
+    edges = sorted((place[id(a)], place[id(b)], agg.data, agg.control, agg.ref)
+                   for (a, b), agg in group.edges.items())
     return tuple(label[id(m)] for m in children), tuple(edges)
 
 
@@ -571,6 +571,6 @@ def _by_names(group: Group, label: dict[int, int]) -> tuple | None:
     names = {m.label: label[id(m)] for m in group.children}
     if len(names) != len(group.children):
         return None
-    edges = sorted((a.label, b.label, agg.counts["data"], agg.counts["control"],
-                    agg.counts["ref"]) for (a, b), agg in group.edges.items())
+    edges = sorted((a.label, b.label, agg.data, agg.control, agg.ref)
+                   for (a, b), agg in group.edges.items())
     return tuple(sorted(names.items())), tuple(edges)

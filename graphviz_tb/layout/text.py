@@ -8,7 +8,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from ..group.tree import AggEdge, Group, Member, OpNode
-from ..model.graph import CONTROL, DATA, REF, tensor_of
+from ..model.graph import CONTROL, tensor_of
 from ..model.shapes import format_shape, tensor_bytes, unknown_why
 from ..style import CHAR_WIDTH, LABEL_BREAKS, MAX_LINE, WRAP, WRAP_MOST
 
@@ -172,7 +172,7 @@ def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool =
     edge_tensor = h.model.edge_tensor
     infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)]
     label = ""
-    if shapes and agg.counts[DATA] + agg.counts[REF]:
+    if shapes and agg.data + agg.ref:
         label = (f"{len(tensors)} tensors" if len(tensors) > 1
                  else format_shape(infos[0], dtype=dtypes))
         if len(label) > MAX_EDGE_LABEL:
