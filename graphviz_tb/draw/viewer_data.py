@@ -39,6 +39,7 @@ the inline script and style by hash and forbids every outside load.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,13 +140,20 @@ class _Builder:
 
     def _name_parts(self, m: Member) -> tuple[int, str]:
         """The nearest ancestor whose name prefixes ``m``'s, and the rest of the name (a loop,
-        not ``ancestors()``: the parent nearly always answers, and the generator cost more)."""
+        not ``ancestors()``: the parent nearly always answers, and the generator cost more).
+        The rest is nearly always the member's label, given as that string rather than cut
+        anew: a string per member was a ninth of a big graph's page data in memory."""
         anc = m.parent
+        name = m.name
         while anc is not None:
-            if anc.name and m.name.startswith(anc.name + "/") and anc in self.ids:
-                return self.ids[anc], m.name[len(anc.name) + 1:]
+            if anc.name and name.startswith(anc.name + "/") and anc in self.ids:
+                start = len(anc.name) + 1
+                label = m.label
+                if len(name) - start == len(label) and name.endswith(label):
+                    return self.ids[anc], label
+                return self.ids[anc], name[start:]
             anc = anc.parent
-        return -1, m.name
+        return -1, name
 
     def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
@@ -179,9 +187,12 @@ class _Builder:
         group_dev = self._device_keys(dict(zip(ops.members, ops.devices, strict=True)))
         op_i, dev_i, dt_i = ops.type_names.index, ops.device_names.index, ops.dtype_names.index
         n = len(self.members)
-        parent, nb, ns = [-1] * n, [-1] * n, [""] * n
-        kind, typ, tpl, dev, dt = [0] * n, [-1] * n, [-1] * n, [-1] * n, [-1] * n
-        sz, nops, attr, out = [0] * n, [1] * n, [-1] * n, [-1] * n
+        # The integer columns as 4-byte arrays (the page packs them as such): a list holds
+        # 8 bytes a member per column.
+        none, zero = array("i", [-1]), array("i", [0])
+        parent, nb, ns = none * n, none * n, [""] * n
+        kind, typ, tpl, dev, dt = zero * n, none * n, none * n, none * n, none * n
+        sz, nops, attr, out = zero * n, array("i", [1]) * n, none * n, none * n
         # Collapsed sizes (NASNet-Large's 101,000 members have 96), in inches to 3 decimals:
         # exactly what layout.group_dot writes, so the page's DOT for a group is Python's.
         sizes = Interner()
@@ -516,9 +527,10 @@ class _Builder:
 
 def build_data(h: Hierarchy, scene: Scene, picture: Picture, options: StyleOptions, *,
                title: str = "graph", costs: CostSet | None = None) -> dict[str, Any]:
-    """Everything the viewer embeds, as one JSON-ready dict: the whole tree, with every
-    group's edges and template (:func:`~graphviz_tb.group.build.complete` ran), and the
-    layouts of the ``scene`` of ``picture`` drawn first."""
+    """Everything the viewer embeds, as one dict, ready for JSON once the page packs its
+    member columns (arrays; see :func:`~graphviz_tb.write.page.write_page`): the whole tree,
+    with every group's edges and template (:func:`~graphviz_tb.group.build.complete` ran),
+    and the layouts of the ``scene`` of ``picture`` drawn first."""
     b = _Builder(h, scene, picture.keep, picture.notes)
     laid = scene.options
     data: dict[str, Any] = {"version": DATA_VERSION}
