@@ -25,7 +25,7 @@ from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 import graphviz_tb
 from graphviz_tb.group.partition import ChildGraph, convex_chunks, cyclic_parts, strong_components
-from graphviz_tb.model.graph import OpGraph, node_def_of, tensor_of
+from graphviz_tb.model.graph import BARE, OpGraph, node_def_of, tensor_of
 from graphviz_tb.read import graphdef
 from graphviz_tb.read.graphdef import as_graph_def
 
@@ -108,8 +108,9 @@ def test_marking_an_edge_marks_no_other(tmp_path: Any) -> None:
 
 
 def _read(og: OpGraph) -> list[tuple[str, dict[str, Any]]]:
-    """The op graph's nodes with each NodeDef as a message, as networkx's copy gives them."""
-    return [(n, {**d, "node_def": node_def_of(d)} if "node_def" in d else d)
+    """The op graph's nodes with each NodeDef as a whole message (its name and inputs put back
+    where it is kept bare), as networkx's copy gives them."""
+    return [(n, {**d, "node_def": og.node_def(n)} if "node_def" in d else d)
             for n, d in og.nodes(data=True)]
 
 
@@ -210,7 +211,14 @@ def test_a_loaded_graph_keeps_nothing_of_its_parsed_graphdef(
     assert held == [0, 0]
     og = graph.model.g
     assert not any(isinstance(d["node_def"], Message) for _, d in og.nodes(data=True))
-    assert [node_def_of(og.nodes[n]) for n in ("x", "y", "y (duplicate 2)")] == list(gd.node)
+    assert [og.node_def(n) for n in ("x", "y", "y (duplicate 2)")] == list(gd.node)
+    # Kept bare (no name, no inputs: the graph holds both) but for the renamed copy, whose
+    # name the graph does not hold; the bare ones still read as their attributes and device.
+    assert [og.nodes[n]["node_def"][:1] == BARE for n in ("x", "y", "y (duplicate 2)")] == [
+        True, True, False]
+    bare = node_def_of(og.nodes["y"])
+    assert (bare.name, list(bare.input), bare.op, bare.device, bare.attr["T"].type) == (
+        "", [], "Relu", "/cpu:0", 1)
     assert graph.model.source is not None
     assert graph.model.source.load() == gd  # read anew from the file, whole
     assert as_graph_def(parsed[1]) == gd

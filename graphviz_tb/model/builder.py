@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NoGraphError
 from .graph import (
+    BARE,
     CONTROL,
     DATA,
     MUTATING_PREFIXES,
@@ -144,10 +145,13 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
     # tenth of the model's memory on a big graph) and later lookups would compare in full.
     canonical = {name: name for name in ops}
     shared = builder.shared_edges
+    node = builder.g.node_data
+    renamed = bool(builder.reserved)  # duplicate names were renamed: compare each op's own
     for name, node_def in node_defs:
         inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
-        if not inputs:
-            continue
+        # Kept bare (see node_def_of) unless its inputs could not be written back from its
+        # edges exactly: one taking the long way below, or spelt ``x:0``.
+        whole = renamed and node_def.name != name
         mutating = ops[name].startswith(MUTATING_PREFIXES)
         into = pred[name]
         for slot, text in enumerate(inputs):
@@ -170,7 +174,10 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
                 keydict = into.get(source)
                 succ[source][name] = into[source] = found[1] if keydict is None else {
                     **keydict, slot: found[0]}
+                if colon and index[0] == "0":
+                    whole = True
                 continue
+            whole = True
             ref = parse_input(text)
             if ref.arg is not None:  # "x:out:0" outside a function: take x's output 0 leniently
                 ref = InputRef(ref.node, ref.index, error=f"function-style input {text!r}")
@@ -181,6 +188,33 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
             if ref.node not in ops:
                 builder.ensure_missing(ref.node, name)
             builder.edge(ref.node, name, slot, ref.control, ref.index)
+        if not whole:
+            data = node[name]
+            data["node_def"] = _bare(data["node_def"], name, ops[name], inputs)
+
+
+def _bare(raw: bytes, name: str, op: str, inputs: list[str]) -> bytes:
+    """A serialized NodeDef made bare (see :func:`~.graph.node_def_of`): its name and inputs cut
+    out.  Protobuf writes known fields first, in field order, and the name (1), op (2) and
+    inputs (3) are the first three, so they are cut by their lengths; ``raw`` itself when it
+    is not laid out so."""
+    start = _field_size(name) if name else 0
+    op_end = start + (_field_size(op) if op else 0)
+    end = op_end + sum(_field_size(text) for text in inputs)
+    if (name and raw[:1] != b"\x0a") or (op and raw[start:start + 1] != b"\x12") \
+            or (inputs and raw[op_end:op_end + 1] != b"\x1a") or end > len(raw):
+        return raw
+    return BARE + raw[start:op_end] + raw[end:]
+
+
+def _field_size(text: str) -> int:
+    """The bytes of a string field (tag, length, UTF-8) with a one-byte tag."""
+    n = len(text) if text.isascii() else len(text.encode("utf-8"))
+    size = n + 2
+    while n >= 0x80:
+        n >>= 7
+        size += 1
+    return size
 
 
 def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..read.base import GraphSource, TensorSpec
 
 __all__ = [
+    "BARE",
     "CONTROL",
     "DATA",
     "REF",
@@ -140,20 +141,29 @@ def parse_input(text: str) -> InputRef:
     return InputRef(name, 0, arg=arg, error=f"bad output index {index!r}")
 
 
+#: The first byte of a bare NodeDef (see :func:`node_def_of`): field number 0, which starts no
+#: protobuf message, so a bare NodeDef is never read as a whole one.
+BARE = b"\x00"
+
+
 def node_def_of(data: dict[str, Any]) -> Any:
     """An op's NodeDef message, from its node dict; None for a node no NodeDef made.
 
     A graph's own ops keep their NodeDef serialized, as ``bytes``: any message parsed from a
     GraphDef keeps the whole parsed GraphDef alive, about three times the file's size, and
-    most ops' attributes are never read.  Each call parses anew, so callers read it once per
-    op.  Ops of a function body keep the message of the function library, which the model
-    holds anyway (:attr:`GraphModel.functions`).
+    most ops' attributes are never read.  Most keep it bare (:data:`BARE`, then the NodeDef
+    without its name and inputs): the op's key and in-edges hold both, and they were two
+    thirds of its bytes; :meth:`OpGraph.node_def` puts them back.  Each call parses anew, so
+    callers read it once per op.  Ops of a function body keep the message of the function
+    library, which the model holds anyway (:attr:`GraphModel.functions`).
     """
     node_def = data.get("node_def")
     if type(node_def) is not bytes:
         return node_def
     from tensorboard.compat.proto.node_def_pb2 import NodeDef  # loaded with the GraphDef
 
+    if node_def[:1] == BARE:
+        return NodeDef.FromString(memoryview(node_def)[1:])
     return NodeDef.FromString(node_def)
 
 
@@ -213,13 +223,32 @@ class OpGraph:
         import networkx as nx  # imported when asked: see the class docstring
 
         g = nx.MultiDiGraph(**self.graph)
-        g.add_nodes_from((name, {**data, "node_def": node_def_of(data)}
+        g.add_nodes_from((name, {**data, "node_def": self.node_def(name)}
                           if type(data.get("node_def")) is bytes else data)
                          for name, data in self.node_data.items())
         g.add_edges_from((u, v, k, {**d, "tensor": tensor_of(u, d)} if "src_output" in d else d)
                          for u, nbrs in self.succ.items()
                          for v, keydict in nbrs.items() for k, d in keydict.items())
         return g
+
+    def node_def(self, name: str) -> Any:
+        """An op's whole NodeDef (:func:`node_def_of`), with the name and inputs a bare one
+        leaves to the graph put back: the inputs from its in-edges in slot order, each the
+        tensor it carries (so an opened call's consumers name the call's output, as written).
+        A diff's model names the ops of its old side as the diff places them."""
+        data = self.node_data[name]
+        node_def = node_def_of(data)
+        raw = data.get("node_def")
+        if type(raw) is bytes and raw[:1] == BARE:
+            inputs = []
+            for src, keydict in self.pred[name].items():
+                for slot, d in keydict.items():
+                    producer, out = tensor_of(src, d)
+                    inputs.append((slot, f"^{producer}" if d["kind"] == CONTROL
+                                   else f"{producer}:{out}" if out else producer))
+            node_def.name = name
+            node_def.input.extend(text for _, text in sorted(inputs))
+        return node_def
 
     def __contains__(self, name: object) -> bool:
         return name in self.node_data
