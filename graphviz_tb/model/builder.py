@@ -197,14 +197,26 @@ def _bare(raw: bytes, name: str, op: str, inputs: list[str]) -> bytes:
     """A serialized NodeDef made bare (see :func:`~.graph.node_def_of`): its name and inputs cut
     out.  Protobuf writes known fields first, in field order, and the name (1), op (2) and
     inputs (3) are the first three, so they are cut by their lengths; ``raw`` itself when it
-    is not laid out so."""
-    start = _field_size(name) if name else 0
-    op_end = start + (_field_size(op) if op else 0)
-    end = op_end + sum(_field_size(text) for text in inputs)
-    if (name and raw[:1] != b"\x0a") or (op and raw[start:start + 1] != b"\x12") \
-            or (inputs and raw[op_end:op_end + 1] != b"\x1a") or end > len(raw):
+    is not laid out so.  (Runs once per op: short ASCII strings, nearly all of them, are
+    sized without a call each.)"""
+    n = len(name)
+    start = n + 2 if n < 0x80 and name.isascii() else _field_size(name) if name else 0
+    n = len(op)
+    op_end = start + (n + 2 if n < 0x80 and op.isascii() else _field_size(op) if op else 0)
+    end = op_end
+    if inputs:
+        if max(map(len, inputs)) < 0x80 and all(map(str.isascii, inputs)):
+            end += sum(map(len, inputs)) + 2 * len(inputs)
+        else:
+            end += sum(_field_size(text) for text in inputs)
+    if (name and raw[0] != _NAME_TAG) or (op and raw[start] != _OP_TAG) \
+            or (inputs and raw[op_end] != _INPUT_TAG) or end > len(raw):
         return raw
-    return BARE + raw[start:op_end] + raw[end:]
+    return b"".join((BARE, raw[start:op_end], raw[end:]))
+
+
+#: The first byte of NodeDef's name, op and input fields (field number << 3 | length-delimited).
+_NAME_TAG, _OP_TAG, _INPUT_TAG = 0x0A, 0x12, 0x1A
 
 
 def _field_size(text: str) -> int:
