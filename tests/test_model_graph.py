@@ -25,6 +25,7 @@ from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 import graphviz_tb
 from graphviz_tb.group.partition import ChildGraph, convex_chunks, cyclic_parts, strong_components
+from graphviz_tb.model.build import build_model
 from graphviz_tb.model.graph import BARE, OpGraph, node_def_of, tensor_of
 from graphviz_tb.read import graphdef
 from graphviz_tb.read.graphdef import as_graph_def
@@ -81,6 +82,19 @@ def test_the_ops_graph_answers_as_networkx_does(name: str) -> None:
     # Back edges aside, what TensorFlow made is a DAG: networkx's algorithms run on it.
     forward = nx.DiGraph((u, v) for u, v, back in nxg.edges(data="back") if not back)
     assert nx.is_directed_acyclic_graph(forward)
+
+
+def test_nodedefs_with_empty_fields_read_back_whole() -> None:
+    """An op's NodeDef is kept without its name and inputs, cut out by their lengths; an empty
+    name or op type is not written at all, so it must cut nothing (it once cut two bytes,
+    and the NodeDef no longer parsed)."""
+    gd = GraphDef()
+    gd.node.add(name="", op="", device="/cpu:0").attr["T"].type = 1
+    gd.node.add(name="b", op="", device="/gpu:0", input=["c", "^c"])
+    gd.node.add(name="c", op="Const", device="/cpu:0")
+    gd.node.add(name="d", op="", input=["c"])
+    g = build_model(gd).g
+    assert [g.node_def(n) for n in ("", "b", "c", "d")] == list(gd.node)
 
 
 def test_marking_an_edge_marks_no_other(tmp_path: Any) -> None:

@@ -189,10 +189,10 @@ class _Builder:
         n = len(self.members)
         # The integer columns as 4-byte arrays (the page packs them as such): a list holds
         # 8 bytes a member per column.
-        none, zero = array("i", [-1]), array("i", [0])
-        parent, nb, ns = none * n, none * n, [""] * n
-        kind, typ, tpl, dev, dt = zero * n, none * n, none * n, none * n, none * n
-        sz, nops, attr, out = zero * n, array("i", [1]) * n, none * n, none * n
+        unset, zero = array("i", [-1]), array("i", [0])
+        parent, nb, ns = unset * n, unset * n, [""] * n
+        kind, typ, tpl, dev, dt = zero * n, unset * n, unset * n, unset * n, unset * n
+        sz, nops, attr, out = zero * n, array("i", [1]) * n, unset * n, unset * n
         # Collapsed sizes (NASNet-Large's 101,000 members have 96), in inches to 3 decimals:
         # exactly what layout.group_dot writes, so the page's DOT for a group is Python's.
         sizes = Interner()

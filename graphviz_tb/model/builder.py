@@ -199,10 +199,11 @@ def _bare(raw: bytes, name: str, op: str, inputs: list[str]) -> bytes:
     inputs (3) are the first three, so they are cut by their lengths; ``raw`` itself when it
     is not laid out so.  (Runs once per op: short ASCII strings, nearly all of them, are
     sized without a call each.)"""
+    # An empty name or op type is not written at all (protobuf writes no default).
     n = len(name)
-    start = n + 2 if n < 0x80 and name.isascii() else _field_size(name) if name else 0
+    start = (n + 2 if n < 0x80 and name.isascii() else _field_size(name)) if n else 0
     n = len(op)
-    op_end = start + (n + 2 if n < 0x80 and op.isascii() else _field_size(op) if op else 0)
+    op_end = start + ((n + 2 if n < 0x80 and op.isascii() else _field_size(op)) if n else 0)
     end = op_end
     if inputs:
         if max(map(len, inputs)) < 0x80 and all(map(str.isascii, inputs)):
