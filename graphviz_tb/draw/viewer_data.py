@@ -273,23 +273,21 @@ class _Builder:
         op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels, widths = Interner(), Interner()  # NASNet-Large: 61,000 edges, 400 widths
         labels("")
-        ag: list[int] = []
-        a_src: list[int] = []
-        a_dst: list[int] = []
-        an: list[int] = []
-        ac: list[int] = []
-        ar: list[int] = []
-        ab: list[int] = []
-        al: list[int] = []
-        aw: list[int] = []
-        ae: list[int] = []
+        # Integer columns as 4-byte arrays, as the members' (the page packs them as such).
+        col = array("i")
+        ag, a_src, a_dst, an, ac, ar, ab = (
+            col[:], col[:], col[:], col[:], col[:], col[:], col[:])
+        al, aw, ae = col[:], col[:], col[:]
         # Op edges: source, destination, code (kind | back << 2 | source output << 3) and
-        # destination input slot, a column each.
-        es: list[int] = []
-        ed: list[int] = []
+        # destination input slot, a column each.  The last two are lists: a hostile file's
+        # slot numbers may not fit in 4 bytes (the page then keeps them as JSON).
+        es, ed = col[:], col[:]
         ec: list[int] = []
         ei: list[int] = []
-        self.agg_index: dict[int, int] = {}  # id(agg.edges) -> index, also for stub edges
+        # id(agg.flat) -> index, for the edges the initial layouts draw (a stub's edge shares
+        # its list): a dict of every edge was 3% of a big page's memory, for a few hundred.
+        drawn = {id(w.agg.flat) for loc in self.scene.layouts.values() for w in loc.wires}
+        self.agg_index: dict[int, int] = {}
         self.aggs: list[AggEdge] = []  # in their index order
         # The tensors each edge carries are gathered in the one pass over its op edges; an
         # edge carrying none (control only) is unlabelled and thin, looked at once.
@@ -303,7 +301,8 @@ class _Builder:
             for (a, b), agg in items:
                 if not whole and (a not in ids or b not in ids):
                     continue
-                self.agg_index[id(agg.edges)] = len(ag)
+                if id(agg.flat) in drawn:
+                    self.agg_index[id(agg.flat)] = len(ag)
                 self.aggs.append(agg)
                 start = len(es)
                 tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
@@ -513,7 +512,7 @@ class _Builder:
         wires = []
         for wire in loc.wires:
             a, b = ref(wire.agg.src), ref(wire.agg.dst)
-            agg = self.agg_index.get(id(wire.agg.edges))
+            agg = self.agg_index.get(id(wire.agg.flat))
             if a is None or b is None or agg is None or not wire.points:
                 continue
             pts = [_r(v) for p in wire.points for v in p]

@@ -86,21 +86,28 @@ class OpNode(Member):
 class AggEdge:
     """Edges between two children of one group, counted by kind.
 
-    ``edges`` lists the model edges ``(src, dst, key)`` it stands for, so tracing and shape
-    labels can reach the real tensors; ``back`` counts edges that close cycles.  (A plain class
-    with slots: a 65,000-op graph makes about 100,000 of these.)
+    ``flat`` lists the model edges it stands for, ``src, dst, key`` after one another, so
+    tracing and shape labels can reach the real tensors (a tuple per edge was 5% of a big
+    page's memory); ``edges`` gives them as tuples.  ``back`` counts edges that close cycles.
+    (A plain class with slots: a 65,000-op graph makes about 100,000 of these.)
     """
 
-    __slots__ = ("back", "control", "data", "dst", "edges", "ref", "src")
+    __slots__ = ("back", "control", "data", "dst", "flat", "ref", "src")
 
     def __init__(self, src: Member, dst: Member, counts: tuple[int, int, int] = (0, 0, 0),
-                 back: int = 0, edges: list[tuple[str, str, int]] | None = None) -> None:
+                 back: int = 0, flat: list[str | int] | None = None) -> None:
         self.src, self.dst = src, dst
         #: The edges of each kind: three slots, not a dict, which was a tenth of a big
         #: graph's page in memory (a viewer page aggregates every group's edges).
         self.data, self.control, self.ref = counts
         self.back = back
-        self.edges = edges if edges is not None else []
+        self.flat = flat if flat is not None else []
+
+    @property
+    def edges(self) -> list[tuple[str, str, int]]:
+        """The model edges ``(src, dst, key)`` it stands for, in order (a new list)."""
+        it = iter(self.flat)
+        return list(zip(it, it, it, strict=True))  # type: ignore[arg-type]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -320,7 +327,7 @@ def count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member
     agg = edges.get((a, b))
     if agg is None:
         agg = edges[(a, b)] = AggEdge(a, b)
-    members = agg.edges
+    members = agg.flat
     for k, d in keydict.items():
         kind = d["kind"]
         if kind == DATA:
@@ -330,7 +337,7 @@ def count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member
         else:
             agg.ref += 1
         agg.back += d["back"]
-        members.append((u, v, k))
+        members += u, v, k
 
 
 def label_of(name: str) -> str:

@@ -150,7 +150,7 @@ def _stub_edges(g: Group, aux: set[Member], aggs: list[AggEdge]
             stub = stubs[(far, near)] = Stub(name=far.name, parent=g, depth=g.depth + 1,
                                              target=far)
         pair = (stub, agg.dst) if a_aux else (agg.src, stub)
-        kept.append(AggEdge(pair[0], pair[1], (agg.data, agg.control, agg.ref), 0, agg.edges))
+        kept.append(AggEdge(pair[0], pair[1], (agg.data, agg.control, agg.ref), 0, agg.flat))
     return list(stubs.values()), kept
 
 
