@@ -199,6 +199,7 @@ class _Builder:
         sizes((0.0, 0.0))  # the root's
         labels: dict[int, str] = {}
         captions: dict[int, str] = {}
+        caption: dict[str, str] = {}
         functions: dict[int, str] = {}
         # An op's box depends only on its label and type (layout.leaf_size): sized once per
         # distinct pair (NASNet-Large's 65,000 ops have 750 or 2,900), its size interned with it.
@@ -220,8 +221,8 @@ class _Builder:
                     tpl[i] = t
                 dev[i] = dev_i.get(group_dev.get(m, ""), -1)
                 nops[i] = m.op_count
-                if len(lines) > 1:
-                    captions[i] = lines[1]
+                if len(lines) > 1:  # one string for each distinct caption ("12 ops")
+                    captions[i] = caption.setdefault(lines[1], lines[1])
                 if m.function:
                     functions[i] = m.function
                 continue
