@@ -94,6 +94,7 @@ def test_nodedefs_with_empty_fields_read_back_whole() -> None:
     gd.node.add(name="c", op="Const", device="/cpu:0")
     gd.node.add(name="d", op="", input=["c"])
     g = build_model(gd).g
+    assert all(g.node_data[n]["node_def"][:1] == BARE for n in ("", "b", "c", "d"))  # cut
     assert [g.node_def(n) for n in ("", "b", "c", "d")] == list(gd.node)
 
 
