@@ -19,6 +19,7 @@ covers the ``dot`` and ``neato`` it waits for); ``test_resources`` prints them w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -496,6 +497,55 @@ def test_write_failure_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.M
         write_output(target, b"new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.svg"]
+
+
+def test_output_into_a_pipe_or_device_writes_into_it(tmp_path: Path) -> None:
+    """``-o /dev/null``, ``-o /dev/stdout`` or a named pipe: the bytes go into that file, which
+    stays what it is.  The atomic write once renamed its temp file over the target, so run as
+    root, ``-o /dev/null`` put a regular file in place of the system's /dev/null (a named pipe
+    stands in for the device here)."""
+    import stat
+
+    pipe = tmp_path / "pipe.dot"
+    os.mkfifo(pipe)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    sample = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
+    proc = subprocess.Popen([sys.executable, "-m", "graphviz_tb", "render", str(sample), "-o",
+                             str(pipe), "--format", "dot"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    received = bytearray()
+    deadline = time.monotonic() + TIMEOUT_S
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            received += os.read(reader, 1 << 16)
+        except BlockingIOError:
+            time.sleep(0.01)
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(reader, 1 << 16):
+            received += chunk
+    os.close(reader)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode), "the pipe was replaced by a file"
+    assert received.startswith(b"digraph") and received.rstrip().endswith(b"}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.dot"]
+
+
+def test_output_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:
+    """A symlinked output (a docs tree linking to a shared picture) stays a link, and the file
+    it names gets the picture, written whole beside that file."""
+    from graphviz_tb.write.files import write_output
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "graph.svg").write_text("old picture")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "graph.svg").symlink_to(shared / "graph.svg")
+    write_output(docs / "graph.svg", b"<svg/>")
+    assert (docs / "graph.svg").is_symlink()
+    assert (shared / "graph.svg").read_bytes() == b"<svg/>"
+    assert [p.name for p in shared.iterdir()] == ["graph.svg"]
 
 
 @pytest.mark.parametrize("where", ["directory", "missing-directory"])

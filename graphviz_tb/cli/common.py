@@ -7,6 +7,7 @@ Nothing heavy is imported here: ``tbgraph --help`` builds every parser from this
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ __all__ = [
     "load_graph",
     "load_options",
     "warn",
+    "wrote",
 ]
 
 
@@ -38,6 +40,13 @@ def warn(line: str) -> None:
     """A warning on stderr, one line, safe for the terminal and long names cut (see
     :func:`~graphviz_tb.errors.terminal_line`)."""
     print(f"tbgraph: warning: {terminal_line(line)}", file=sys.stderr)
+
+
+def wrote(path: str) -> None:
+    """The line saying where the output went, with its size when it is a file (a device or
+    pipe such as ``/dev/null`` has none worth giving)."""
+    size = f" ({os.path.getsize(path):,} bytes)" if os.path.isfile(path) else ""
+    print(f"wrote {path}{size}", file=sys.stderr)
 
 
 #: What an input may be, for the help of every command.

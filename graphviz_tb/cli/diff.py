@@ -21,7 +21,7 @@ from typing import Any
 from ..api import diff, load
 from ..errors import SelectionError, terminal_line
 from ..options import FORMATS, format_for
-from .common import INPUT_HELP, Progress, add_selection, load_options, warn
+from .common import INPUT_HELP, Progress, add_selection, load_options, warn, wrote
 from .render import add_view_arguments, render_options
 
 __all__ = ["add_commands", "cmd_diff"]
@@ -54,14 +54,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
                           progress=progress)
         finally:
             progress.close()
-        print(f"wrote {args.output} ({os.path.getsize(args.output):,} bytes)", file=sys.stderr)
+        wrote(args.output)
     if args.markdown is not None:
         to = None if args.markdown == _STDOUT else args.markdown
         text = result.markdown(to, picture=args.output, command=_picture_command(args))
         if to is None:
             sys.stdout.write(text)
         else:
-            print(f"wrote {to} ({os.path.getsize(to):,} bytes)", file=sys.stderr)
+            wrote(to)
     return 0 if result.equal else 1
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from .common import (
     engine_description,
     load_graph,
     load_options,
+    wrote,
 )
 from .shapes import print_shape_failure
 
@@ -93,7 +93,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     if output == "-":
         sys.stdout.buffer.write(data if isinstance(data, bytes) else (data or "").encode("utf-8"))
     else:
-        print(f"wrote {output} ({os.path.getsize(output):,} bytes)", file=sys.stderr)
+        wrote(output)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -15,13 +16,20 @@ __all__ = ["write_output"]
 def write_output(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: temp file beside it, fsync, rename.
 
+    A symlink stays a link: the file it names is the one replaced.  A target that is no
+    regular file (``/dev/null``, ``/dev/stdout``, a named pipe) is written into as it is,
+    since renaming over it would replace the device or pipe with a file.
+
     Raises
     ------
     GraphvizTbError
         The file cannot be written (no such directory, a directory in the way, no permission,
         disk full); nothing is left behind, and an existing file keeps its old content.
     """
-    target = Path(path)
+    if _is_special(path):
+        _write_into(Path(path), data)
+        return
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise GraphvizTbError(f"{target}: the directory {directory} does not exist")
@@ -44,3 +52,21 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
         if isinstance(exc, OSError):
             raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None
         raise
+
+
+def _is_special(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (its links followed) is there and is neither a file nor a directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _write_into(target: Path, data: bytes) -> None:
+    """``data`` written into a device or pipe, which has no old content to keep."""
+    try:
+        with target.open("wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None
