@@ -83,8 +83,7 @@ async function json(url) {
 class Tab {
   constructor(root) {
     this.runs = [];
-    this.listingsAsked = 0; // run listings asked for, and the newest shown (see refresh)
-    this.listingShown = 0;
+    this.listing = Promise.resolve(); // the run listing asked for last (see listRuns)
     this.token = 0;
     this.shown = ""; // the page in the viewer's frame now (route and query)
     this.theme = hostTheme();
@@ -133,9 +132,20 @@ class Tab {
     }
   }
 
+  // The runs, asked for one request at a time.  Two listings in flight at once (the timer's
+  // and the picker's focus, say) may be served in either order while TensorBoard is reading a
+  // new run, so the one asked last could hold the older list: the new run was listed, then
+  // gone for 30 s when it was chosen.  Each request now leaves once the one before is
+  // answered, so each answer is at least as new as the one shown.
+  listRuns() {
+    const answer = this.listing.then(() => json("runs"));
+    this.listing = answer.catch(() => {});
+    return answer.then((body) => body.runs);
+  }
+
   async start() {
     try {
-      this.runs = (await json("runs")).runs;
+      this.runs = await this.listRuns();
     } catch (err) {
       this.message("error", "The runs could not be listed", String(err.message || err));
       return;
@@ -153,18 +163,14 @@ class Tab {
 
   // The runs again: a run written since appears (the first one is shown if none was), a run's
   // new graphs too, and the pickers keep their choice.  Unchanged, the pickers are left alone
-  // (one may be open).  Listings asked for by the timer, the picker's focus and scripts may
-  // be answered out of order: one answered after a later-asked one is older, and ignored.
+  // (one may be open).  Asked for by the timer, the picker's focus and scripts.
   async refresh() {
-    const ticket = ++this.listingsAsked;
     let runs;
     try {
-      runs = (await json("runs")).runs;
+      runs = await this.listRuns();
     } catch {
       return;
     }
-    if (ticket < this.listingShown) return;
-    this.listingShown = ticket;
     const key = (list) => JSON.stringify(list.map((r) => [r.run, r.graphs.map((g) => g.name),
       r.costs.length]));
     if (key(runs) === key(this.runs)) return;
