@@ -531,6 +531,22 @@ def test_output_into_a_pipe_or_device_writes_into_it(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe.dot"]
 
 
+def test_output_to_dev_stdout_appends_to_the_stream(tmp_path: Path) -> None:
+    """``-o /dev/stdout >> log``: the picture is appended to the log that stdout is, which
+    keeps what it held (it was replaced whole: /dev/stdout is a link to that file)."""
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"earlier line\n")
+    sample = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
+    with log.open("ab") as out:
+        proc = subprocess.run([sys.executable, "-m", "graphviz_tb", "render", str(sample),
+                               "-o", "/dev/stdout", "--format", "dot"], stdout=out,
+                              stderr=subprocess.PIPE, check=False, timeout=TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr.decode()
+    data = log.read_bytes()
+    assert data.startswith(b"earlier line\ndigraph") and data.rstrip().endswith(b"}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.txt"]
+
+
 def test_output_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:
     """A symlinked output (a docs tree linking to a shared picture) stays a link, and the file
     it names gets the picture, written whole beside that file."""

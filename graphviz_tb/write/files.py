@@ -17,8 +17,8 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: temp file beside it, fsync, rename.
 
     A symlink stays a link: the file it names is the one replaced.  A target that is no
-    regular file (``/dev/null``, ``/dev/stdout``, a named pipe) is written into as it is,
-    since renaming over it would replace the device or pipe with a file.
+    regular file (``/dev/null``, a named pipe) or an open stream (``/dev/stdout``) is written
+    into as it is, since renaming over it would replace the device, pipe or redirected file.
 
     Raises
     ------
@@ -55,7 +55,11 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def _is_special(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` (its links followed) is there and is neither a file nor a directory."""
+    """Whether ``path`` is under /dev or /proc (``/dev/stdout`` and ``/dev/fd/N`` name open
+    streams, whatever they lead to), or is there (its links followed) and is neither a file
+    nor a directory."""
+    if os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        return True
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -64,9 +68,10 @@ def _is_special(path: str | os.PathLike[str]) -> bool:
 
 
 def _write_into(target: Path, data: bytes) -> None:
-    """``data`` written into a device or pipe, which has no old content to keep."""
+    """``data`` written into a device, pipe or stream.  Appended: ``/dev/stdout`` reopens the
+    file the shell redirected to, and ``>> log`` asks to keep what the log holds."""
     try:
-        with target.open("wb") as fh:
+        with target.open("ab") as fh:
             fh.write(data)
     except OSError as exc:
         raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None
