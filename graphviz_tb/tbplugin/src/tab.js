@@ -134,9 +134,9 @@ class Tab {
 
   // The runs, asked for one request at a time.  Two listings in flight at once (the timer's
   // and the picker's focus, say) may be served in either order while TensorBoard is reading a
-  // new run, so the one asked last could hold the older list: the new run was listed, then
-  // gone for 30 s when it was chosen.  Each request now leaves once the one before is
-  // answered, so each answer is at least as new as the one shown.
+  // new run, so the answer to the one asked last could hold the older list, and a run just
+  // listed would leave the picker.  Each request leaves once the one before is answered, so
+  // each answer is at least as new as the one shown.
   listRuns() {
     const answer = this.listing.then(() => json("runs"));
     this.listing = answer.catch(() => {});
