@@ -547,6 +547,23 @@ def test_output_to_dev_stdout_appends_to_the_stream(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.txt"]
 
 
+def test_a_file_under_dev_shm_is_replaced_not_appended_to() -> None:
+    """/dev/shm holds plain files (a RAM disk): drawn twice, one holds the second picture
+    only.  (Only links under /dev and /proc, such as /dev/stdout, are streams.)"""
+    from graphviz_tb.write.files import write_output
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("this system has no /dev/shm")
+    target = shm / f"tbgraph-test-{os.getpid()}.svg"
+    try:
+        write_output(target, b"<svg>first</svg>")
+        write_output(target, b"<svg>second</svg>")
+        assert target.read_bytes() == b"<svg>second</svg>"
+    finally:
+        target.unlink(missing_ok=True)
+
+
 def test_output_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:
     """A symlinked output (a docs tree linking to a shared picture) stays a link, and the file
     it names gets the picture, written whole beside that file."""

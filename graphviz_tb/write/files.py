@@ -55,10 +55,10 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def _is_special(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is under /dev or /proc (``/dev/stdout`` and ``/dev/fd/N`` name open
-    streams, whatever they lead to), or is there (its links followed) and is neither a file
-    nor a directory."""
-    if os.path.abspath(path).startswith(("/dev/", "/proc/")):
+    """Whether ``path`` is a link under /dev or /proc (``/dev/stdout``, ``/dev/fd/N``: open
+    streams, whatever they lead to; a file in /dev/shm is a file), or is there (its links
+    followed) and is neither a file nor a directory."""
+    if os.path.islink(path) and os.path.abspath(path).startswith(("/dev/", "/proc/")):
         return True
     try:
         mode = os.stat(path).st_mode
