@@ -24,6 +24,7 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -56,6 +57,8 @@ OK_CASES = [c.name for c in CASES if c.expect == "ok"]
 MAX_RSS_MB = 1536
 #: A command that takes longer than this is killed and fails its test.
 TIMEOUT_S = 600
+#: A small real graph (TF1 MNIST) for the tests of options and outputs.
+MNIST = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
 TITLE = "<script>alert('title')</script> & \\N \x1b[2J"
 
 
@@ -504,13 +507,10 @@ def test_output_into_a_pipe_or_device_writes_into_it(tmp_path: Path) -> None:
     stays what it is.  The atomic write once renamed its temp file over the target, so run as
     root, ``-o /dev/null`` put a regular file in place of the system's /dev/null (a named pipe
     stands in for the device here)."""
-    import stat
-
     pipe = tmp_path / "pipe.dot"
     os.mkfifo(pipe)
     reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
-    sample = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
-    proc = subprocess.Popen([sys.executable, "-m", "graphviz_tb", "render", str(sample), "-o",
+    proc = subprocess.Popen([sys.executable, "-m", "graphviz_tb", "render", str(MNIST), "-o",
                              str(pipe), "--format", "dot"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     received = bytearray()
@@ -536,9 +536,8 @@ def test_output_to_dev_stdout_appends_to_the_stream(tmp_path: Path) -> None:
     keeps what it held (it was replaced whole: /dev/stdout is a link to that file)."""
     log = tmp_path / "log.txt"
     log.write_bytes(b"earlier line\n")
-    sample = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
     with log.open("ab") as out:
-        proc = subprocess.run([sys.executable, "-m", "graphviz_tb", "render", str(sample),
+        proc = subprocess.run([sys.executable, "-m", "graphviz_tb", "render", str(MNIST),
                                "-o", "/dev/stdout", "--format", "dot"], stdout=out,
                               stderr=subprocess.PIPE, check=False, timeout=TIMEOUT_S)
     assert proc.returncode == 0, proc.stderr.decode()
@@ -782,8 +781,7 @@ def test_resources(runner: Runner) -> None:
 
 
 def _render_sample(*options: str) -> subprocess.CompletedProcess[str]:
-    sample = Path(__file__).resolve().parents[1] / "samples" / "mnist_tf1.pb"
-    return subprocess.run([sys.executable, "-m", "graphviz_tb", "render", str(sample), "-o",
+    return subprocess.run([sys.executable, "-m", "graphviz_tb", "render", str(MNIST), "-o",
                            os.devnull, "--format", "dot", *options], capture_output=True,
                           text=True, check=False)
 

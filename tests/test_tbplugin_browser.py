@@ -105,9 +105,10 @@ _OVERLAPPING_LISTINGS = """async () => {
 def test_listings_asked_at_once_never_drop_a_listed_run(tab: Tab) -> None:
     """The run list is asked for every 30 s, when the picker gets focus, and by scripts.  Two
     requests in flight at once may be served in either order while TensorBoard reads a new run,
-    so the answer to the one asked last could hold the older list: a run just written was
-    listed, then gone from the picker for 30 s when it was chosen (seen twice in full suites).
-    The tab now sends a listing request only once the one before it is answered."""
+    so the answer to the one asked last could hold the older list, and a run just listed would
+    leave the picker.  The tab sends a listing request only once the one before it is
+    answered.  (The suite's flake with a run gone from the picker was the progress test's own
+    wait, below, not this.)"""
     tab.viewer()
     before = tab.frame.eval_on_selector_all("select[aria-label='run'] option",
                                             "os => os.map(o => o.value)")
