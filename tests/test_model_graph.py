@@ -98,6 +98,23 @@ def test_nodedefs_with_empty_fields_read_back_whole() -> None:
     assert [g.node_def(n) for n in ("", "b", "c", "d")] == list(gd.node)
 
 
+def test_ops_of_one_type_and_attributes_share_one_kept_nodedef() -> None:
+    """Ops whose bare NodeDefs are equal (one type, device and attributes) keep one bytes
+    object between them, not a copy each: a traced training step's 69,000 ops have 168
+    distinct ones.  An op that differs in any of them keeps its own, and each still reads
+    back as the file has it."""
+    gd = GraphDef()
+    gd.node.add(name="x", op="Placeholder").attr["dtype"].type = 1
+    for name in ("a", "b", "c"):
+        gd.node.add(name=name, op="Relu", input=["x"]).attr["T"].type = 1
+    gd.node.add(name="d", op="Relu", input=["a", "^b"]).attr["T"].type = 2
+    g = build_model(gd).g
+    kept = {n: g.node_data[n]["node_def"] for n in "xabcd"}
+    assert kept["a"] is kept["b"] is kept["c"]
+    assert len({id(raw) for raw in kept.values()}) == 3
+    assert [g.node_def(n) for n in "xabcd"] == list(gd.node)
+
+
 def test_marking_an_edge_marks_no_other(tmp_path: Any) -> None:
     """Edges with equal data share one dict, and pairs joined by one such edge one key dict
     (a dict each was two fifths of a big model's memory).  So a stage marking an edge must
