@@ -283,7 +283,12 @@ def machine() -> str:
     except OSError:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    dot = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
+    # Said, not required: without Graphviz on PATH tbgraph draws with the port pip installs, and
+    # a bench that measured for half an hour must not then fail on its machine line.
+    try:
+        dot = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr.strip()
+    except OSError:
+        dot = "no Graphviz on PATH (tbgraph drew with graphviz-pure)"
     return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), "
             f"{mem:.0f} GiB RAM, Python {platform.python_version()}, {dot}")
 
