@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..group.tree import OpNode
-from ..model.graph import BARE, node_def_of
+from ..model.graph import node_def_of
 from ..model.shapes import format_shape
 from ..read.attrs import decode_attr
 
@@ -123,27 +123,23 @@ class OpsData:
         # worked out once per distinct pair, not once per op (a seventh of the page's build).
         # They go to the model's cache as op_outputs would put them, for the edge labels.
         by_attrs: dict[Any, tuple[list[TensorInfo], int, str]] = {}
-        # A bare NodeDef (the op's type and attributes; see node_def_of) -> its type and
-        # interned attributes: ops sharing one are parsed once (a traced training step's
-        # 69,000 ops have 168 distinct ones; parsing each op's was a seventh of the page).
-        by_bare: dict[bytes, tuple[str, int, tuple[int, ...]]] = {}
+        # A kept NodeDef -> its op type and interned attributes.  The model keeps one bytes
+        # object per distinct bare NodeDef (type, device, attributes), so ops sharing one are
+        # parsed once (a traced NASNet-Large step's 69,453 ops have 168).
+        by_raw: dict[Any, tuple[str | None, int, tuple[int, ...]]] = {}
         for j, m in enumerate(members):
             data = node[m.name]
             self.devices.append(data["device"] or "(no device)")
             raw = data.get("node_def")
-            bare = raw if type(raw) is bytes and raw.startswith(BARE) else None
-            seen = by_bare.get(bare) if bare is not None else None
-            if seen is not None:
-                op_type, attr, raws = seen
-            else:
+            kept = type(raw) is bytes
+            seen = by_raw.get(raw) if kept else None
+            if seen is None:
                 node_def = node_def_of(data)
-                if node_def is not None:
-                    op_type = node_def.op
-                    attr, raws = self.attrs(node_def)
-                    if bare is not None:
-                        by_bare[bare] = (op_type, attr, raws)
-                else:
-                    op_type, attr, raws = None, -1, ()
+                seen = (node_def.op, *self.attrs(node_def)) if node_def is not None \
+                    else (None, -1, ())
+                if kept:
+                    by_raw[raw] = seen
+            op_type, attr, raws = seen
             self.attr.append(attr)
             # None: the outputs are not the type's and the attributes' alone (no NodeDef, or
             # known otherwise).
