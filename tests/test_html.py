@@ -282,6 +282,37 @@ def test_embedded_layout_matches_the_static_picture() -> None:
     assert drawn == {b.member.name for b in scene.boxes if not hasattr(b.member, "target")}
 
 
+@pytest.mark.parametrize(("path", "dtypes"), [(MNIST, False), (KERAS_CNN, False),
+                                              (KERAS_CNN, True)])
+def test_every_edge_of_the_page_looks_as_the_static_picture_draws_it(path: Path,
+                                                                     dtypes: bool) -> None:
+    """Each aggregated edge's label and width in the page are what the SVG draws for it,
+    worked out afresh edge by edge: the page remembers looks by the tensors carried, and a
+    wrong key would hand one edge another's label."""
+    from graphviz_tb.group.build import complete
+    from graphviz_tb.layout.scene import build_scene
+    from graphviz_tb.layout.text import edge_look
+    from graphviz_tb.options import RenderOptions
+    from graphviz_tb.view.opening import choose_picture
+
+    graph = graphviz_tb.load(str(path))
+    options = RenderOptions(dtypes=dtypes)
+    h = graph.hierarchy(options)
+    picture = choose_picture(h, options.view, page=True)
+    scene = build_scene(h, options.layout, picture)
+    complete(h)
+    built = html_mod._Builder(h, scene, picture.keep)
+    built.members_data()
+    data = built.edges_data()
+    looks = [(data["edgeLabels"][label], data["edgeWidths"][width])
+             for label, width in zip(data["al"], data["aw"], strict=True)]
+    fresh = [edge_look(h, agg, shapes=True, dtypes=dtypes) for agg in built.aggs]
+    assert looks == fresh
+    # Not vacuous: several labels and widths, and edges sharing a look.
+    assert len({label for label, _ in looks}) > 3 and len({w for _, w in looks}) > 2
+    assert len(set(looks)) < len(looks)
+
+
 # --------------------------------------------------------------------------- in Chromium
 
 
