@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["open_viewer", "page_names"]
+__all__ = ["open_viewer", "page_names", "poll"]
 
 
 def open_viewer(browser: Any, graph: Any, path: Path, options: Any = None) -> Any:
@@ -17,12 +18,25 @@ def open_viewer(browser: Any, graph: Any, path: Path, options: Any = None) -> An
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(path.resolve().as_uri())
-    end = time.monotonic() + 30
-    while not page.evaluate("window.tbgraph && window.tbgraph.ready === true"):
-        assert time.monotonic() < end, f"the viewer did not get ready: {errors}"
-        time.sleep(0.05)
+    poll(page, "window.tbgraph && window.tbgraph.ready === true", timeout=30,
+         why=lambda: f"the viewer did not get ready: {errors}")
     page.errors = errors
     return page
+
+
+def poll(frame: Any, expression: str, timeout: float = 10,
+         why: Callable[[], str] | None = None) -> Any:
+    """Evaluate ``expression`` in a page or frame until it is truthy, and return its value.
+    (Playwright's ``wait_for_function`` evaluates strings inside the page, which the
+    viewer's Content-Security-Policy rightly forbids.)  ``why()`` says what failed."""
+    end = time.monotonic() + timeout
+    while True:
+        value = frame.evaluate(expression)
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(why() if why else f"timed out waiting for {expression}")
+        time.sleep(0.05)
 
 
 def page_names(data: dict[str, Any]) -> list[str]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import SAMPLES
+from pages import poll
 
 import graphviz_tb
 from graphviz_tb import jupyter
@@ -492,20 +493,8 @@ def test_python_markdown_extension(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- in a browser
 
 
-def _poll(frame: Any, expression: str, timeout: float = 20) -> Any:
-    """Evaluate until truthy (the viewer's CSP forbids Playwright's wait_for_function)."""
-    end = time.monotonic() + timeout
-    while True:
-        value = frame.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {expression}")
-        time.sleep(0.05)
-
-
 def _assert_interactive(frame: Any) -> None:
-    _poll(frame, "window.tbgraph && window.tbgraph.ready === true")
+    poll(frame, "window.tbgraph && window.tbgraph.ready === true", timeout=20)
     # The model is one scope holding nearly every op: the first view opens it by itself.
     first = frame.evaluate("window.tbgraph.visibleNodes()")
     assert "classifier_1" in first and "classifier_1/flatten_1" in first
@@ -513,8 +502,8 @@ def _assert_interactive(frame: Any) -> None:
     before = frame.evaluate("window.tbgraph.visibleNodes()")
     assert "classifier_1" in before and "classifier_1/flatten_1" not in before
     assert frame.evaluate("window.tbgraph.expand('classifier_1')") is True
-    after = _poll(frame, "window.tbgraph.visibleNodes().includes('classifier_1/flatten_1')"
-                         " && window.tbgraph.visibleNodes()")
+    after = poll(frame, "window.tbgraph.visibleNodes().includes('classifier_1/flatten_1')"
+                        " && window.tbgraph.visibleNodes()", timeout=20)
     assert len(after) > len(before)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pages import page_names
+from pages import page_names, poll
 
 import graphviz_tb
 from graphviz_tb.draw import viewer_data as html_mod
@@ -100,16 +100,8 @@ class Page:
         self.ready_s = time.monotonic() - start
 
     def wait(self, expression: str, timeout: float = 10) -> Any:
-        """Poll an expression until it is truthy.  (Playwright's wait_for_function evaluates
-        strings inside the page, which the page's Content-Security-Policy rightly forbids.)"""
-        end = time.monotonic() + timeout
-        while True:
-            value = self.page.evaluate(expression)
-            if value:
-                return value
-            if time.monotonic() > end:
-                raise AssertionError(f"timed out waiting for {expression}")
-            time.sleep(0.05)
+        """Poll an expression in the page until it is truthy (see :func:`pages.poll`)."""
+        return poll(self.page, expression, timeout)
 
     def _route(self, route: Any) -> None:
         url = route.request.url
@@ -890,10 +882,8 @@ def test_works_inside_a_sandboxed_iframe(browser: Any, pages: dict[str, Path],
         frames = page.frames[1:]
         assert len(frames) == 2
         for frame in frames:
-            end = time.monotonic() + 20
-            while not frame.evaluate("!!(window.tbgraph && window.tbgraph.ready)"):
-                assert time.monotonic() < end, "the framed viewer never got ready"
-                time.sleep(0.05)
+            poll(frame, "!!(window.tbgraph && window.tbgraph.ready)", timeout=20,
+                 why=lambda: "the framed viewer never got ready")
             assert frame.evaluate("window.tbgraph.expand('train')") is True
             assert "train/gradients" in frame.evaluate("window.tbgraph.visibleNodes()")
         assert errors == []
