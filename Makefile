@@ -86,7 +86,7 @@ gallery: $(VENV)/.stamp-test $(VIEWER)
 # file's time and peak memory): what TensorFlow and torch keep of every graph they traced is
 # never freed, and in one process the suite passed 24 GB and was killed by the kernel.
 test: $(VENV)/.stamp-test $(VIEWER)
-	@scripts/ensure-system.sh dot:graphviz chromium:chromium
+	@scripts/ensure-system.sh dot:graphviz chromium:chromium gcc:gcc
 	$(BIN)/python scripts/run_tests.py
 
 # The random zoo of training steps (tests/test_zoo.py) swept past the 40 seeds CI runs:
@@ -148,7 +148,7 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python $(VIEWER)
 # the TensorBoard tab against the command line on NASNet-Large's step (bench/tbplugin.py);
 # then ONNX models of 1k to 100k nodes against Netron (bench/onnx_sizes.py).
 bench: $(VENV)/.stamp-bench $(VIEWER)
-	@scripts/ensure-system.sh dot:graphviz chromium:chromium
+	@scripts/ensure-system.sh dot:graphviz chromium:chromium gcc:gcc
 	$(BIN)/python bench/run.py --build-missing
 	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/scale.py

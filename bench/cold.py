@@ -13,6 +13,10 @@ What the clock counts (each tool's whole path from a command to a picture):
   (*ready*); the time is their sum, per round.
 * **tbgraph's SVG**: the ``tbgraph render FILE -o out.svg`` process (the default view).
 
+tbgraph runs as ``pip install`` gives it: the wheel built from this tree, with its compiled
+accelerator, installed into a temporary folder (``--tree`` times this tree's pure-Python
+modules instead).
+
 Chromium is launched once beforehand for both, untimed; every page gets a fresh context.  Cold
 means fresh processes: both tools read the graph file from the page cache, as right after it
 was written.  Each round runs TensorBoard, the HTML and the SVG one after the other, so drift on
@@ -49,6 +53,7 @@ from run import (
     ratio,
     say,
     tbgraph,
+    use_wheel,
     versions,
     write_section,
 )
@@ -272,7 +277,7 @@ def million_targets(rows: list[Row]) -> list[str]:
 
 
 def section(rows: list[Row], load: tuple[str, str], seconds: float,
-            browser: peers.Browser) -> str:
+            browser: peers.Browser, timed: str) -> str:
     rounds = ", ".join(f"`{r.graph.name}` {max(len(r.tensorboard.times), len(r.svg.times))}"
                        for r in rows)
     lines = [
@@ -290,6 +295,8 @@ def section(rows: list[Row], load: tuple[str, str], seconds: float,
         f"the median (min–max) of the rounds ({rounds}); ratios are TensorBoard's median over "
         f"tbgraph's, the goal at least {GOAL:.0f}×. Peak memory: the largest resident set of "
         "the `tbgraph` process and what it waits for.",
+        "",
+        f"tbgraph timed: {timed}.",
         "",
         f"Machine: {machine()}; {versions(browser)}.",
         "",
@@ -317,6 +324,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=None,
                         help="rounds per graph (default: 3 for the steps, 1 for the million ops)")
     parser.add_argument("--quick", action="store_true", help="one round each")
+    parser.add_argument("--tree", action="store_true",
+                        help="time this tree's pure-Python modules, not the built wheel")
     parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
     args = parser.parse_args()
     wanted = [CHOICES[n] for n in args.graphs or CHOICES]
@@ -332,18 +341,23 @@ def main() -> int:
         return 1
     for g in graphs:  # made (untimed) before anything is measured
         g.path()
-    # As run.py says why: time the tool as an install runs it, its bytecode compiled.
-    compileall.compile_dir(str(HERE.parent / "graphviz_tb"), quiet=1)
-    started, load_start = time.perf_counter(), load_average()
-    browser = peers.Browser()
-    try:
-        with tempfile.TemporaryDirectory(prefix="tbgraph-cold-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="tbgraph-cold-") as tmp:
+        if args.tree:
+            # As run.py says why: time the tool as an install runs it, its bytecode compiled.
+            compileall.compile_dir(str(HERE.parent / "graphviz_tb"), quiet=1)
+            timed = "this tree's pure-Python modules (`--tree`)"
+        else:
+            say("building and installing the wheel (untimed)")
+            timed = f"the wheel `pip install` gives (`{use_wheel(Path(tmp) / 'wheel')}`)"
+        started, load_start = time.perf_counter(), load_average()
+        browser = peers.Browser()
+        try:
             rows = [bench_graph(g, 1 if args.quick else args.repeat or g.rounds, browser,
                                 Path(tmp)) for g in graphs]
-        text = section(rows, (load_start, load_average()), time.perf_counter() - started,
-                       browser)
-    finally:
-        browser.close()
+            text = section(rows, (load_start, load_average()), time.perf_counter() - started,
+                           browser, timed)
+        finally:
+            browser.close()
     write_section(Path(args.out), text, COLD_BEGIN, COLD_END)
     print(text)
     return 0

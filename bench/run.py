@@ -28,6 +28,7 @@ import re
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
@@ -154,8 +155,35 @@ def flat_dot(path: Path, out_dir: Path) -> list[str]:
     return [PY, "-c", code, str(path), str(out_dir / "flat.svg")]
 
 
+#: How the benches start ``tbgraph``: this tree's modules, unless :func:`use_wheel` said
+#: otherwise.  (``-m`` from the repository imports the tree even when the package installed
+#: elsewhere comes first on the path: the current directory is searched first.)
+_TBGRAPH = [PY, "-m", "graphviz_tb"]
+
+
 def tbgraph(*args: str) -> list[str]:
-    return [PY, "-m", "graphviz_tb", *args]
+    return [*_TBGRAPH, *args]
+
+
+def use_wheel(into: Path) -> str:
+    """Time ``tbgraph`` as ``pip install`` gives it from now on: the wheel built from this
+    tree (its compiled accelerator required) and installed under ``into`` without its
+    dependencies (this environment has them).  Returns the wheel's file name."""
+    dist, site = into / "dist", into / "site"
+    subprocess.run([PY, "-m", "build", "--wheel", "--outdir", str(dist), str(HERE.parent)],
+                   env={**os.environ, "TBGRAPH_COMPILE": "require"}, check=True,
+                   capture_output=True)
+    (wheel,) = dist.glob("*.whl")
+    subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                    str(wheel)], check=True, capture_output=True)
+    # The installed package first on the path, before the current directory (see _TBGRAPH).
+    first = f"import sys; sys.path.insert(0, {str(site)!r}); "
+    where = subprocess.run([PY, "-c", first + "import graphviz_tb.group.tree as t; "
+                            "print(t.__file__)"], capture_output=True, text=True, check=True)
+    if not where.stdout.strip().endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so"):
+        raise RuntimeError(f"the installed wheel is not the compiled one: {where.stdout}")
+    _TBGRAPH[:] = [PY, "-c", first + "from graphviz_tb.cli import run; run()"]
+    return wheel.name
 
 
 def op_count(path: Path) -> int:

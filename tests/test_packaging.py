@@ -4,6 +4,9 @@ installed into a fresh virtualenv and run on a machine with neither Graphviz nor
 * ``python -m build`` makes the sdist (sources and the npm lock file, no build products) and,
   from it, the wheel, whose build hook bundles the HTML viewer with Node.js;
 * the wheel built straight from the tree is the same file, byte for byte;
+* the wheel carries the compiled accelerator (mypyc), and the installed package draws every
+  sample and corpus graph byte for byte as the pure-Python modules do; without a C compiler
+  the build falls back to a pure wheel, saying so in one line;
 * without Node.js, building from source stops at build time with one line saying what to
   install, and leaves no wheel;
 * the installed ``tbgraph`` draws SVG and an HTML viewer that gets ready in Chromium, first on
@@ -15,6 +18,7 @@ Everything is built and installed in temporary directories removed at the end.
 
 from __future__ import annotations
 
+import ast
 import email
 import importlib.util
 import json
@@ -23,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import tempfile
 import zipfile
@@ -38,6 +43,17 @@ import graphviz_tb
 pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _compiled_modules() -> tuple[str, ...]:
+    """The build hook's COMPILED, read from its source (importing it needs hatchling)."""
+    hook = ast.parse((REPO / "scripts" / "hatch_build.py").read_text(encoding="utf-8"))
+    (value,) = [node.value for node in hook.body if isinstance(node, ast.Assign)
+                and [getattr(t, "id", None) for t in node.targets] == ["COMPILED"]]
+    return tuple(ast.literal_eval(value))
+
+
+COMPILED = _compiled_modules()
 SAMPLE = REPO / "samples" / "mnist_tf1.pb"
 VIEWER = "graphviz_tb/draw/viewer"
 PRODUCTS = (f"{VIEWER}/bundle.js", f"{VIEWER}/layout-worker.js.gz",
@@ -69,7 +85,8 @@ def user_env(path: str) -> dict[str, str]:
 def dist() -> Iterator[dict[str, Path]]:
     """``python -m build``: the sdist, then the wheel built from the sdist."""
     with tempfile.TemporaryDirectory(prefix="tbgraph-dist-") as out:
-        proc = build("--outdir", out, str(REPO))
+        # The accelerator must be built here: a silent fallback would test the pure wheel.
+        proc = build("--outdir", out, str(REPO), env={**os.environ, "TBGRAPH_COMPILE": "require"})
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         found = {"sdist": list(Path(out).glob("*.tar.gz")), "wheel": list(Path(out).glob("*.whl"))}
         assert all(len(v) == 1 for v in found.values()), found
@@ -117,7 +134,13 @@ def test_the_wheel_carries_the_built_viewer_and_its_dependencies(dist: dict[str,
     requires = meta.get_all("Requires-Dist") or []
     assert "graphviz-pure==0.2.2" in requires
     assert not [r for r in requires if r.split(";")[0].strip().startswith("graphviz>")]
-    assert dist["wheel"].name == f"graphviz_tb-{graphviz_tb.__version__}-py3-none-any.whl"
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    assert re.fullmatch(rf"graphviz_tb-{re.escape(graphviz_tb.__version__)}-{tag}-{tag}-"
+                        r"[a-z0-9_]+\.whl", dist["wheel"].name), dist["wheel"].name
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    compiled = {n.removesuffix(suffix) + ".py" for n in names if n.endswith(suffix)}
+    assert set(COMPILED) <= compiled, "every module of the accelerator is compiled"
+    assert set(COMPILED) <= names, "the pure-Python modules are there too"
 
 
 def test_a_wheel_from_the_tree_is_the_wheel_from_the_sdist(dist: dict[str, Path],
@@ -142,6 +165,47 @@ def test_building_from_source_without_node_stops_at_build_time(dist: dict[str, P
             "and npm on PATH; install them") in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not list((tmp_path / "out").glob("*.whl"))
+
+
+def test_without_a_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
+    """``pip install`` on a machine with no C compiler still gives a working wheel: the
+    build says in one line that it leaves the accelerator out, and the wheel is pure."""
+    proc = build("--wheel", "--outdir", str(tmp_path), str(REPO),
+                 env={**os.environ, "CC": "false", "TBGRAPH_COMPILE": ""})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    said = [line for line in (proc.stdout + proc.stderr).splitlines()
+            if "without the compiled accelerator" in line]
+    assert len(said) == 1 and said[0].startswith("graphviz_tb: building without the compiled"
+                                                 " accelerator ("), said
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as opened:
+        names = opened.namelist()
+    assert set(COMPILED) <= set(names)
+    assert not [n for n in names if n.endswith((".so", ".pyd"))]
+
+
+def test_the_compiled_package_draws_what_pure_python_draws(installed: Path,
+                                                           tmp_path: Path) -> None:
+    """Every sample and corpus graph, at two views, as DOT and as the viewer's data: the
+    installed (compiled) package writes the bytes this tree's pure-Python modules write."""
+    where = run([str(installed / "python"), "-c",
+                 "import graphviz_tb.group.tree as t; print(t.__file__)"],
+                env=user_env(os.environ["PATH"]), cwd=tmp_path)
+    assert where.stdout.strip().endswith(sysconfig.get_config_var("EXT_SUFFIX")), where
+    snapshot = str(REPO / "scripts" / "snapshot.py")
+    env = {**user_env(os.environ["PATH"]), "TBGRAPH_ENGINE": "pure"}
+    for python, out in ((sys.executable, "pure"), (str(installed / "python"), "compiled")):
+        # The pure side imports this tree (PYTHONPATH), the compiled side the virtualenv.
+        side = {**env, "PYTHONPATH": str(REPO)} if out == "pure" else env
+        proc = run([python, snapshot, "write", str(tmp_path / out), "--no-steps"], env=side,
+                   cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run([sys.executable, snapshot, "compare", str(tmp_path / "pure"),
+                str(tmp_path / "compiled")], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert proc.stdout.endswith(" outputs differ\n") and proc.stdout.startswith("0 of ")
+    assert int(proc.stdout.split()[2]) >= 40, proc.stdout  # the samples alone give 40 or more
 
 
 def _use(bin_dir: Path, browser: Any, path: str, work: Path) -> str:

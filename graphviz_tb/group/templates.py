@@ -71,8 +71,11 @@ class Templates:
 
     def of(self, group: Group) -> int:
         """The group's template id, deciding its subtree's first (iteratively: deep trees)."""
-        if group._template is not None:
-            return group._template
+        # Read into a local: narrowing the attribute itself to None here would make the
+        # compiled module (scripts/hatch_build.py) check the final return against None.
+        known = group._template
+        if known is not None:
+            return known
         self.h.settle(group)  # its template is taken over the final tree below it
         todo: list[Group] = []  # the undecided groups below, children before parents
         stack: list[tuple[Group, bool]] = [(group, False)]
@@ -88,7 +91,9 @@ class Templates:
             aggregate_edges(self.h, group)  # the subtree's edges in one pass, not one per group
         for g in todo:
             self._decide(g)
-        return group._template  # type: ignore[return-value]
+        decided = group._template
+        assert decided is not None  # _decide gave every group of todo, this one last, its id
+        return decided
 
     def shown(self, group: Group) -> int:
         """The template a group is drawn in: a series of groups takes its members'."""
