@@ -185,6 +185,19 @@ def test_without_a_compiler_the_wheel_is_pure_python(tmp_path: Path) -> None:
     assert not [n for n in names if n.endswith((".so", ".pyd"))]
 
 
+def test_asked_for_pure_python_the_wheel_is_pure_and_says_nothing(tmp_path: Path) -> None:
+    """``TBGRAPH_PURE=1`` leaves the accelerator out on purpose: no compiler is tried, so
+    nothing is said, and the wheel is the pure one."""
+    proc = build("--wheel", "--outdir", str(tmp_path), str(REPO),
+                 env={**os.environ, "TBGRAPH_PURE": "1", "TBGRAPH_COMPILE": ""})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "accelerator" not in proc.stdout + proc.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as opened:
+        assert not [n for n in opened.namelist() if n.endswith((".so", ".pyd"))]
+
+
 def test_the_compiled_package_draws_what_pure_python_draws(installed: Path,
                                                            tmp_path: Path) -> None:
     """Every sample and corpus graph, at two views, as DOT and as the viewer's data: the

@@ -293,9 +293,8 @@ class _Builder:
         drawn = {id(w.agg.flat) for loc in self.scene.layouts.values() for w in loc.wires}
         self.agg_index: dict[int, int] = {}
         self.aggs: list[AggEdge] = []  # in their index order
-        # The tensors each edge carries are gathered in the one pass over its op edges; an
-        # edge carrying none (control only) is unlabelled and thin, looked at once.
-        none: tuple[int, int] | None = None
+        # The tensors each edge carries are gathered in the one pass over its op edges, and
+        # edges carrying the same ones are looked at once (edge_look's memo, self._looks).
         whole = self.keep is None
         # What the columns take from an edge's dict, worked out once per dict: edges of one
         # kind, output and slot share theirs (NASNet-Large's step: 14,000 for 107,000 edges).
@@ -333,10 +332,7 @@ class _Builder:
                     ec.append(cols[3])
                     ei.append(cols[4])
                 ae.append(len(es) - start)
-                if not tensors:
-                    look = none = none or self._look(agg, tensors, labels, widths)
-                else:
-                    look = self._look(agg, tensors, labels, widths)
+                look = self._look(agg, tensors, labels, widths)
                 ag.append(gi)
                 a_src.append(ids[a])
                 a_dst.append(ids[b])

@@ -178,7 +178,8 @@ def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool =
     edge_tensor = h.model.edge_tensor
     infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)]
     if memo is not None:
-        key = (len(tensors), bool(agg.data + agg.ref), *map(id, infos))
+        # Every tensor is a data or ref edge's, so the count also says whether there is one.
+        key = (len(tensors), *map(id, infos))
         found = memo.get(key)
         if found is not None:
             return found
