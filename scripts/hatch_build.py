@@ -105,7 +105,8 @@ def build_viewer(root: Path) -> None:
 COMPILED = (
     "graphviz_tb/model/graph.py", "graphviz_tb/model/builder.py",
     "graphviz_tb/group/tree.py", "graphviz_tb/group/scopes.py", "graphviz_tb/group/series.py",
-    "graphviz_tb/group/templates.py", "graphviz_tb/group/partition.py",
+    "graphviz_tb/group/templates.py", "graphviz_tb/group/wiring.py",
+    "graphviz_tb/group/partition.py",
     "graphviz_tb/group/dataflow.py", "graphviz_tb/group/updates.py",
     "graphviz_tb/group/training.py", "graphviz_tb/layout/parts.py",
     "graphviz_tb/layout/text.py", "graphviz_tb/draw/viewer_ops.py",

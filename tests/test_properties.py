@@ -502,6 +502,22 @@ def test_groups_share_a_form_exactly_when_their_subtrees_match(gd: Any, series: 
             assert (ids[i] == ids[j]) == (flat[i] == flat[j]), (groups[i].name, groups[j].name)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(_nested_blocks(), _alike_blocks(), graph_defs()), st.booleans())
+def test_completing_the_templates_gives_each_group_what_deciding_it_gives(
+        gd: Any, series: bool) -> None:
+    """complete() decides one group per form and copies its template to the rest: every group
+    gets the template id that deciding every group, children first, gives it."""
+    copied = build_hierarchy(build_model(gd), GroupOptions(series=series))
+    aggregate_edges(copied)
+    copied.templates.complete()
+    decided = build_hierarchy(build_model(gd), GroupOptions(series=series))
+    aggregate_edges(decided)
+    decided.templates.of(decided.root)
+    assert {g.name: copied.templates.of(g) for g in copied.all_groups()} \
+        == {g.name: decided.templates.of(g) for g in decided.all_groups()}
+
+
 @settings(max_examples=60, deadline=None)
 @given(graph_defs())
 def test_a_written_graph_loads_or_fails_with_our_error(gd: Any) -> None:

@@ -42,13 +42,13 @@ import math
 from array import array
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..group.legend import legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
-from ..layout.text import Carried, edge_look, leaf_size
+from ..layout.text import Carried, edge_look, group_box, group_lines, leaf_size
 from ..model.calls import call_targets, call_wiring
 from ..model.graph import CONTROL, DATA, REF, node_def_of
 from ..style import (
@@ -207,6 +207,10 @@ class _Builder:
         # An op's box depends only on its label and type (layout.leaf_size): sized once per
         # distinct pair (NASNet-Large's 65,000 ops have 750 or 2,900), its size interned with it.
         op_box: dict[tuple[str, str], tuple[int, str]] = {}
+        # A group's box depends only on its two lines (layout.group_box): sized once per
+        # distinct pair (NASNet-Large's step: 27,000 groups, 13,000 pairs; composed_1 of
+        # bench/scale.py: 52,000 groups, 5,000 pairs).
+        group_box_size: dict[tuple[str, ...], int] = {}
         ids, k = self.ids, 0
         for i, m in enumerate(self.members):
             if isinstance(m, Group):
@@ -214,8 +218,13 @@ class _Builder:
                 if i:
                     nb[i], ns[i] = self._name_parts(m)
                     parent[i] = ids[m.parent]  # type: ignore[index]
-                    w, hh, lines = leaf_size(m, self.notes(m) if self.notes else None)
-                    sz[i] = sizes((round(w / PT, 3), round(hh / PT, 3)))
+                    lines = group_lines(m, self.notes(m) if self.notes else None)
+                    size = group_box_size.get(lines)
+                    if size is None:
+                        w, hh = group_box(lines)
+                        size = group_box_size[lines] = sizes((round(w / PT, 3),
+                                                              round(hh / PT, 3)))
+                    sz[i] = size
                     if lines[0] != ns[i]:
                         labels[i] = lines[0]
                 kind[i] = _KINDS.get(m.kind, 2)
@@ -313,7 +322,10 @@ class _Builder:
                 self.aggs.append(agg)
                 start = len(es)
                 tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
-                for u, v, k in agg.edges:
+                flat = agg.flat  # read in place: ``agg.edges`` makes a tuple per edge
+                for j in range(0, len(flat), 3):
+                    u, v = cast("str", flat[j]), cast("str", flat[j + 1])
+                    k = cast("int", flat[j + 2])
                     d = succ[u][v][k]  # the adjacency dicts, as layout/text.carried_tensors
                     cols = seen.get(id(d))
                     if cols is None:

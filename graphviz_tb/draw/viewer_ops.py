@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..group.tree import OpNode
 from ..model.graph import node_def_of
-from ..model.shapes import format_shape
+from ..model.shapes import format_shape, node_outputs
 from ..read.attrs import decode_attr
 
 __all__ = ["Interner", "OpsData"]
@@ -133,6 +133,7 @@ class OpsData:
             raw = data.get("node_def")
             kept = type(raw) is bytes
             seen = by_raw.get(raw) if kept else None
+            node_def = None
             if seen is None:
                 node_def = node_def_of(data)
                 seen = (node_def.op, *self.attrs(node_def)) if node_def is not None \
@@ -147,7 +148,11 @@ class OpsData:
                 and "outputs" not in data else None
             found = by_attrs.get(key) if key is not None else None
             if found is None:
-                infos = model.op_outputs(m.name)
+                if key is not None and node_def is not None:  # as op_outputs, not parsed again
+                    infos = node_outputs(node_def)
+                    model.set_outputs(m.name, infos)
+                else:
+                    infos = model.op_outputs(m.name)
                 outs = tuple(infos)
                 index = by_info.get(outs, -1) if outs else -1
                 if outs and index < 0:

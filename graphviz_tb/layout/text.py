@@ -16,9 +16,8 @@ if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..model.shapes import TensorInfo
 
-__all__ = ["MAX_EDGE_LABEL", "Carried", "carried_tensors",
-           "counted", "edge_look", "label_lines", "leaf_size", "outline", "tensor_lines",
-           "text_width"]
+__all__ = ["MAX_EDGE_LABEL", "Carried", "carried_tensors", "counted", "edge_look", "group_box",
+           "group_lines", "label_lines", "leaf_size", "outline", "tensor_lines", "text_width"]
 
 
 #: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
@@ -88,11 +87,21 @@ def leaf_size(m: Member, note: str | None = None) -> tuple[float, float, tuple[s
         return (max(54.0, w), (36.0 if len(lines) == 2 else 28.0) + 12.0 * (len(name) - 1),
                 lines)
     assert isinstance(m, Group)
-    caption = _group_caption(m)
-    lines = (m.label, _with_note(_op_count(m), note) if note else caption)
-    name = label_lines(m.label)
+    lines = group_lines(m, note)
+    return (*group_box(lines), lines)
+
+
+def group_lines(g: Group, note: str | None = None) -> tuple[str, str]:
+    """A collapsed group's two lines: its label, and its caption or ``note``."""
+    return g.label, _with_note(_op_count(g), note) if note else _group_caption(g)
+
+
+def group_box(lines: tuple[str, str]) -> tuple[float, float]:
+    """The size in points of a collapsed group showing ``lines`` (:func:`group_lines`): the
+    lines alone decide it, so a big graph's repeated groups can be sized once."""
+    name = label_lines(lines[0])
     w = max(*(text_width(t, 10) for t in name), text_width(lines[1], 8)) + 24
-    return max(64.0, w), 40.0 + 12.0 * (len(name) - 1), lines
+    return max(64.0, w), 40.0 + 12.0 * (len(name) - 1)
 
 
 def _with_note(head: str, note: str) -> str:
