@@ -338,14 +338,20 @@ def _labels(h: Hierarchy, optimizer: Group) -> dict[str, Serves]:
     position = h.order()
     ops = sorted((op.name for op in op_members(optimizer)), key=position.__getitem__)
     index = {name: i for i, name in enumerate(ops)}
-    edges = []  # the data edges among them (not those closing a loop)
+    # The data edges among them (not those closing a loop), one per pair of ops.
+    outs: list[list[int]] = [[] for _ in ops]
+    ins: list[list[int]] = [[] for _ in ops]
     for i, u in enumerate(ops):
         for v, keydict in succ[u].items():
             j = index.get(v)
-            if j is not None and any(d["kind"] != CONTROL and not d["back"]
-                                     for d in keydict.values()):
-                edges.append((i, j))
-    graph = ChildGraph(len(ops), edges)
+            if j is None or j == i:
+                continue
+            for d in keydict.values():
+                if d["kind"] != CONTROL and not d["back"]:
+                    outs[i].append(j)
+                    ins[j].append(i)
+                    break
+    graph = ChildGraph.of_lists(outs, ins)
     order = topological_order(graph)  # ties in model order
     label: list[Serves] = [None] * len(ops)
     for i in reversed(order):  # consumers first: the variables whose writes an op reaches
