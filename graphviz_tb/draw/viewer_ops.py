@@ -7,9 +7,9 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..group.tree import OpNode
-from ..model.graph import node_def_of
-from ..model.shapes import format_shape, node_outputs
-from ..read.attrs import decode_attr
+from ..model.graph import BARE, node_def_of
+from ..model.shapes import OUTPUT_ATTRS, format_shape, outputs_of
+from ..read.attrs import decode_attr, serialized_attrs
 
 __all__ = ["Interner", "OpsData"]
 
@@ -61,29 +61,52 @@ class _AttrTable:
         self._by_raw: dict[tuple[str, bytes], tuple[int, int]] = {}
         self._by_value: dict[tuple[str, str], int] = {}
 
-    def __call__(self, node_def: Any) -> tuple[int, tuple[int, ...]]:
-        """The index of a NodeDef's attributes (``_output_shapes`` left to the outputs), or -1
-        for none; and the ids of its attributes' serialized forms, ``_output_shapes``
-        included: two NodeDefs of one op type with equal ids have equal outputs."""
-        amap = node_def.attr
+    def __call__(self, entries: list[tuple[str, bytes]]) -> tuple[int, tuple[int, ...]]:
+        """The index of an op's attributes (``_output_shapes`` left to the outputs), or -1
+        for none, from its attributes' names and serialized values in name order; and the ids
+        of the serialized values of its :data:`~graphviz_tb.model.shapes.OUTPUT_ATTRS`: two ops
+        of one type with equal ids have equal outputs."""
         ids = []
         raws = []
         by_raw = self._by_raw
-        for key in sorted(amap):
-            raw = (key, amap[key].SerializeToString())
+        for raw in entries:
             found = by_raw.get(raw)
+            key = raw[0]
             if found is None:
                 pair = -1
                 if key != "_output_shapes":
-                    decoded = decode_attr(amap[key])
+                    decoded = decode_attr(_attr_value(raw[1]))
                     pair = self._by_value.setdefault((key, repr(decoded)), len(self.pairs))
                     if pair == len(self.pairs):
                         self.pairs.append([key, decoded])
                 found = by_raw[raw] = (len(by_raw), pair)
-            raws.append(found[0])
+            if key in OUTPUT_ATTRS:
+                raws.append(found[0])
             if found[1] >= 0:
                 ids.append(found[1])
         return (self.sets(tuple(ids), ids) if ids else -1), tuple(raws)
+
+
+def _attr_value(raw: bytes) -> Any:
+    """An AttrValue message parsed from its bytes (its class loaded with the GraphDef's)."""
+    from tensorboard.compat.proto.attr_value_pb2 import AttrValue
+
+    return AttrValue.FromString(raw)
+
+
+def _parts(raw: Any, data: dict[str, Any]) -> tuple[str, list[tuple[str, bytes]]] | None:
+    """A kept NodeDef's op type and serialized attributes (see
+    :func:`~graphviz_tb.read.attrs.serialized_attrs`), read from its bytes where they can be,
+    else from the parsed message; None for an op no NodeDef made."""
+    if type(raw) is bytes:
+        parts = serialized_attrs(raw, 1 if raw[:1] == BARE else 0)
+        if parts is not None:
+            return parts
+    node_def = node_def_of(data)
+    if node_def is None:
+        return None
+    amap = node_def.attr
+    return node_def.op, [(key, amap[key].SerializeToString()) for key in sorted(amap)]
 
 
 def _op_notes(m: OpNode, data: dict[str, Any]) -> list[str]:
@@ -123,24 +146,26 @@ class OpsData:
         # worked out once per distinct pair, not once per op (a seventh of the page's build).
         # They go to the model's cache as op_outputs would put them, for the edge labels.
         by_attrs: dict[Any, tuple[list[TensorInfo], int, str]] = {}
-        # A kept NodeDef -> its op type and interned attributes.  The model keeps one bytes
-        # object per distinct bare NodeDef (type, device, attributes), so ops sharing one are
-        # parsed once (a traced NASNet-Large step's 69,453 ops have 168).
-        by_raw: dict[Any, tuple[str | None, int, tuple[int, ...]]] = {}
+        # A kept NodeDef -> its op type, interned attributes and the serialized values its
+        # outputs follow from.  The model keeps one bytes object per distinct bare NodeDef
+        # (type, device, attributes), so ops sharing one are read once (a traced NASNet-Large
+        # step's 69,453 ops have 168).
+        by_raw: dict[Any, tuple[str | None, int, tuple[int, ...],
+                                list[tuple[str, bytes]]]] = {}
         for j, m in enumerate(members):
             data = node[m.name]
             self.devices.append(data["device"] or "(no device)")
             raw = data.get("node_def")
             kept = type(raw) is bytes
             seen = by_raw.get(raw) if kept else None
-            node_def = None
             if seen is None:
-                node_def = node_def_of(data)
-                seen = (node_def.op, *self.attrs(node_def)) if node_def is not None \
-                    else (None, -1, ())
+                parts = _parts(raw, data)
+                seen = (parts[0], *self.attrs(parts[1]),
+                        [e for e in parts[1] if e[0] in OUTPUT_ATTRS]) if parts is not None \
+                    else (None, -1, (), [])
                 if kept:
                     by_raw[raw] = seen
-            op_type, attr, raws = seen
+            op_type, attr, raws, values = seen
             self.attr.append(attr)
             # None: the outputs are not the type's and the attributes' alone (no NodeDef, or
             # known otherwise).
@@ -148,8 +173,8 @@ class OpsData:
                 and "outputs" not in data else None
             found = by_attrs.get(key) if key is not None else None
             if found is None:
-                if key is not None and node_def is not None:  # as op_outputs, not parsed again
-                    infos = node_outputs(node_def)
+                if key is not None and op_type is not None:  # as op_outputs, not parsed again
+                    infos = outputs_of(op_type, {k: _attr_value(v) for k, v in values})
                     model.set_outputs(m.name, infos)
                 else:
                     infos = model.op_outputs(m.name)

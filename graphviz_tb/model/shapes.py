@@ -13,7 +13,8 @@ from typing import Any
 
 from ..read.dtypes import Shape, dtype_name, dtype_size, shape_from_proto
 
-__all__ = ["TensorInfo", "format_shape", "node_outputs", "tensor_bytes", "unknown_why"]
+__all__ = ["OUTPUT_ATTRS", "TensorInfo", "format_shape", "node_outputs", "outputs_of",
+           "tensor_bytes", "unknown_why"]
 
 _SHAPE_FROM_ATTR_OPS = frozenset(
     {"Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "VariableV2", "Variable",
@@ -39,6 +40,12 @@ def _list_shapes(value: Any) -> list[Shape]:
     return [shape_from_proto(p) for p in value.list.shape]
 
 
+#: Every attribute :func:`outputs_of` reads: ops of one type whose values of these are equal
+#: have equal outputs, whatever their other attributes (a colocation class, a name).
+OUTPUT_ATTRS = frozenset({"_output_shapes", "output_shapes", "shape", "value", "output_types",
+                          "Tout", "out_types", "DstT", "out_type", "dtype", "T", "Tidx"})
+
+
 def _dtypes(op: str, attr: Any) -> list[str]:
     """Output dtypes as far as common attribute conventions reveal them."""
     for key in ("output_types", "Tout", "out_types"):
@@ -54,8 +61,12 @@ def _dtypes(op: str, attr: Any) -> list[str]:
 
 def node_outputs(node_def: Any) -> list[TensorInfo]:
     """The known outputs of a NodeDef, one TensorInfo per output index that we can describe."""
-    attr = node_def.attr
-    op = node_def.op
+    return outputs_of(node_def.op, node_def.attr)
+
+
+def outputs_of(op: str, attr: Any) -> list[TensorInfo]:
+    """The known outputs of an op of type ``op`` whose attributes are ``attr`` (a NodeDef's
+    map, or any mapping of names to AttrValues holding at least :data:`OUTPUT_ATTRS`'s)."""
     shapes: list[Shape] = []
     known = False
     if "_output_shapes" in attr and attr["_output_shapes"].list.shape:
