@@ -371,8 +371,8 @@ def local_graph(h: Hierarchy, group: Group, meet: Meetings
     the edges meeting in it: O(those edges × nesting), not O(everything below)."""
     children = group._children
     slot = child_slots(group, children)
-    ops, src, dst, closing = h.ops, meet.src, meet.dst, meet.closing
-    edges = {(slot(ops[src[i]]), slot(ops[dst[i]]))
+    src, dst, closing = meet.src, meet.dst, meet.closing
+    edges = {(slot(src[i]), slot(dst[i]))
              for i in meet.of(group) if i not in closing}
     graph = ChildGraph(len(children), sorted(e for e in edges if e[0] != e[1]))
     return graph, children

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
-from .tree import Group, Hierarchy, aggregate_edges
+from .tree import Group, Hierarchy, Member, aggregate_edges
 from .updates import DECAY_KIND
 from .wiring import ChildGraph, DescriptionIds, by_names, by_order, canonical, same_structure
 
@@ -206,20 +206,15 @@ class Templates:
             todo.append(g)
             stack.extend([c for c in g._children if type(c) is Group and c not in forms])
         # Each member's position in the subtree's tree order: a member's position in a
-        # group's form is its position less the group's, less one.  Groups are keyed by
-        # themselves and ops by name, as the edges name them (a lookup saved per edge end:
-        # the root of a million ops compares copies of 96,000 ops each).
-        place: dict[Group, int] = {}
-        at_op: dict[str, int] = {}
+        # group's form is its position less the group's, less one.
+        place: dict[Member, int] = {}
         n = 0
         below = group._children[::-1]
         while below:
             m = below.pop()
+            place[m] = n
             if type(m) is Group:
-                place[m] = n
                 below.extend(m._children[::-1])
-            else:
-                at_op[m.name] = n
             n += 1
         meet = self.h.meetings()
         at, src, dst, ids = meet.at, meet.src, meet.dst, self._form_ids
@@ -232,9 +227,9 @@ class Templates:
             base = 0 if g is group else place[g] + 1
             edges = []
             for i in at.get(g, ()):
-                u, v = src[i], dst[i]
-                a, b = at_op[u] - base, at_op[v] - base
-                for k, d in succ[u][v].items():
+                x, y = src[i], dst[i]
+                a, b = place[x] - base, place[y] - base
+                for k, d in succ[x.name][y.name].items():
                     edges.append((a, b, k, d["kind"]))
             edges.sort()
             forms[g] = ids.setdefault((described, tuple(edges)), len(ids))

@@ -303,13 +303,14 @@ class Hierarchy:
         """
         group.children  # noqa: B018  (its series made first: they change what meets in it)
         meet = self.meetings()
-        ops, succ, src, dst = self.ops, self.model.g.succ, meet.src, meet.dst
+        succ, src, dst = self.model.g.succ, meet.src, meet.dst
         edges: dict[tuple[Member, Member], AggEdge] = {}
         for i in meet.of(group):
-            u, v = src[i], dst[i]
-            a, b = child_of(group, ops[u]), child_of(group, ops[v])
-            if b is a and (u != v or isinstance(a, Group)):
+            x, y = src[i], dst[i]
+            a, b = child_of(group, x), child_of(group, y)
+            if b is a and (x is not y or isinstance(a, Group)):
                 continue  # within one child (only an op's self-loop stays)
+            u, v = x.name, y.name
             count_into(edges, a, b, u, v, succ[u][v])
         group._edges = edges
 
@@ -492,7 +493,8 @@ def free_name(h: Hierarchy, name: str) -> str:
 class Meetings:
     """Where every model edge meets: the lowest group holding both its ends.
 
-    Each (source op, destination op) pair is listed once, its ends in ``src`` and ``dst``, in
+    Each (source op, destination op) pair is listed once, its ends (the ops themselves: a
+    name would cost a lookup per end at every reader) in ``src`` and ``dst``, in
     model order (source op, then its destinations in adjacency order: the order edges are
     aggregated in), and each group holds the indices of the pairs meeting in it, ascending, in
     an array of 4-byte ints (``at``; a list would hold a pointer and an int object per pair,
@@ -509,8 +511,8 @@ class Meetings:
     def __init__(self, h: Hierarchy) -> None:
         fix_depths(h.root)  # the walk up to the lowest common group compares depths
         ops, succ = h.ops, h.model.g.succ
-        src: list[str] = []
-        dst: list[str] = []
+        src: list[OpNode] = []
+        dst: list[OpNode] = []
         closing: set[int] = set()
         at: dict[Group, array[int]] = defaultdict(_indices)
         for u, nbrs in succ.items():
@@ -518,20 +520,21 @@ class Meetings:
             pa = a0.parent
             for v, keydict in nbrs.items():
                 i = len(src)
-                src.append(u)
-                dst.append(v)
+                b0 = ops[v]
+                src.append(a0)
+                dst.append(b0)
                 for d in keydict.values():
                     if not d["back"]:
                         break
                 else:
                     closing.add(i)  # every edge u -> v closes a loop
-                pb = ops[v].parent
+                pb = b0.parent
                 if pa is pb:
                     meet = pa
                 elif pa.parent is pb.parent:  # type: ignore[union-attr]
                     meet = pa.parent  # type: ignore[union-attr]  # one layer to the next
                 else:
-                    meet = lowest_children(a0, ops[v])[0].parent
+                    meet = lowest_children(a0, b0)[0].parent
                 if u == v:
                     closing.add(i)
                 at[meet].append(i)  # type: ignore[index]
@@ -553,11 +556,11 @@ class Meetings:
         inside = {id(g) for g in made}
         kept = _indices()
         into: dict[Group, array[int]] = defaultdict(_indices)
-        ops, src, dst, children = h.ops, self.src, self.dst, group._children
+        src, dst, children = self.src, self.dst, group._children
         slot = child_slots(group, children)
         for i in self.at.get(group, ()):
-            a = slot(ops[src[i]])
-            if id(children[a]) in inside and a == slot(ops[dst[i]]):
+            a = slot(src[i])
+            if id(children[a]) in inside and a == slot(dst[i]):
                 into[children[a]].append(i)  # type: ignore[index]
             else:
                 kept.append(i)
