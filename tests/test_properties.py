@@ -197,7 +197,8 @@ def test_hierarchy_holds_every_op_and_edge_once(gd: Any, series: bool, prefix: b
 @given(graph_defs(), st.booleans())
 def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool) -> None:
     """A group's edges are the same, in the same order, whether the picture asked for that
-    group alone or the viewer aggregated every group in one pass."""
+    group alone (its series made on the way) or the viewer aggregated every group of the
+    whole settled tree."""
     model = build_model(gd)
     options = GroupOptions(series=series, series_min=2)
     one, every = build_hierarchy(model, options), build_hierarchy(model, options)

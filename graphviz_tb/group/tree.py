@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..model.graph import CONTROL, DATA, REF
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from ..model.graph import GraphModel
     from .templates import Templates
@@ -298,8 +298,8 @@ class Hierarchy:
         """Fill one group's ``edges``: every model edge between two different children.
 
         Read from the edges meeting in the group (see :class:`Meetings`), in model order
-        (source op, then destination, then input slot), the order :func:`aggregate_edges`
-        uses, so a group's edges do not depend on which of the two filled them.
+        (source op, then destination, then input slot), so a group's edges do not depend on
+        when they were asked for (:func:`aggregate_edges` fills every group's).
         """
         group.children  # noqa: B018  (its series made first: they change what meets in it)
         meet = self.meetings()
@@ -422,36 +422,16 @@ def lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
 
 
 def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
-    """Fill the ``edges`` of every group (or of every group in ``top``'s subtree) in one pass:
-    each model edge goes to its lowest common group (see module docstring).  Groups that
-    already have theirs keep them (the same content, from :meth:`Hierarchy.aggregate`)."""
+    """Fill the ``edges`` of every group (or of every group in ``top``'s subtree) that has none
+    yet: each model edge goes to its lowest common group (see module docstring).  Each group's
+    are read from the edges meeting in it (:meth:`Hierarchy.aggregate`): a walk up from each
+    pair's ends to the group's children, where a pass over the model's edges looked both ends
+    up by name and walked up from them to their lowest common group."""
+    top = top or h.root
     h.settle(top)  # series change where edges meet
-    ops = h.ops
-    if top is None or top is h.root:
-        top = h.root
-        names: Iterable[str] = h.model.g.succ
-        inside: Container[str] = ops
-    else:
-        inside = set(op_names(top))
-        names = sorted(inside, key=h.order().__getitem__)
-    found: dict[Group, dict[tuple[Member, Member], AggEdge]] = {top: {}}
-    found.update((m, {}) for m in top.walk() if isinstance(m, Group))
-    succ = h.model.g.succ
-    for u in names:  # per (u, v) pair: one walk up the tree
-        a0 = ops[u]
-        for v, keydict in succ[u].items():
-            if v not in inside:
-                continue
-            a: Member
-            b: Member
-            if a0.parent is ops[v].parent or u == v:
-                a, b = a0, ops[v]
-            else:
-                a, b = lowest_children(a0, ops[v])
-            count_into(found[a.parent], a, b, u, v, keydict)  # type: ignore[index]
-    for group, edges in found.items():
-        if group._edges is None:
-            group._edges = edges
+    for g in [top, *top.walk()]:
+        if type(g) is Group and g._edges is None:
+            h.aggregate(g)
 
 
 # --------------------------------------------------------------------------- dataflow

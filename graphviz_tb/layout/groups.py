@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..group.auxiliary import auxiliary_children
-from ..group.tree import AggEdge, Group, Member, aggregate_edges
+from ..group.tree import AggEdge, Group, Member
 from ..style import LABEL_H, PAD, STUB_H, STUB_LABEL_SIZE, STUB_PAD, TITLE_SIZE, TITLE_SLACK
 from .dot_layout import group_dot, laid_edge, layout_all, read_local
 from .parts import GroupLayout, GroupLayouts, Stub
@@ -30,10 +30,6 @@ if TYPE_CHECKING:
     from ..options import LayoutOptions
 
 __all__ = ["layout_groups"]
-
-
-#: With more groups open than this, every group's edges are aggregated in one pass.
-_MANY_OPEN = 32
 
 
 # --------------------------------------------------------------------------- sizes and labels
@@ -76,8 +72,6 @@ def layout_groups(
     titles:
         What an open group's frame title adds (its total cost), sized with it.
     """
-    if len(expanded) > _MANY_OPEN:
-        aggregate_edges(h)  # one pass over all edges beats a subtree walk per open group
     order = sorted(expanded, key=lambda g: -g.depth)  # deepest first
     sizes: dict[Member, tuple[float, float]] = {}
     lines: dict[Member, tuple[str, ...]] = {}
