@@ -282,8 +282,6 @@ class _Builder:
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
         succ, ids = self.model.g.succ, self.ids
-        # Op name -> member index, for the kept ops: one lookup per edge end, not two.
-        op_id = {m.name: i for m, i in ids.items() if isinstance(m, OpNode)}
         labels, widths = Interner(), Interner()  # NASNet-Large: 61,000 edges, 400 widths
         labels("")
         # Integer columns as 4-byte arrays, as the members' (the page packs them as such).
@@ -324,8 +322,8 @@ class _Builder:
                 tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
                 flat = agg.flat  # read in place: ``agg.edges`` makes a tuple per edge
                 for j in range(0, len(flat), 3):
-                    u, v = cast("str", flat[j]), cast("str", flat[j + 1])
-                    k = cast("int", flat[j + 2])
+                    x, y = cast("OpNode", flat[j]), cast("OpNode", flat[j + 1])
+                    u, v, k = x.name, y.name, cast("int", flat[j + 2])
                     d = succ[u][v][k]  # the adjacency dicts, as layout/text.carried_tensors
                     cols = seen.get(id(d))
                     if cols is None:
@@ -336,7 +334,7 @@ class _Builder:
                                 d["src_output"] << 3), d["dst_input"])
                     if cols[0]:  # a tensor: as tensor_of(u, d)
                         tensors.setdefault(cols[1] or (u, cols[2]), (u, v, k))
-                    iu, iv = op_id.get(u), op_id.get(v)
+                    iu, iv = ids.get(x), ids.get(y)
                     if iu is None or iv is None:
                         continue
                     es.append(iu)

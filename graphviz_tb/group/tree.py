@@ -86,16 +86,17 @@ class OpNode(Member):
 class AggEdge:
     """Edges between two children of one group, counted by kind.
 
-    ``flat`` lists the model edges it stands for, ``src, dst, key`` after one another, so
-    tracing and shape labels can reach the real tensors (a tuple per edge was 5% of a big
-    page's memory); ``edges`` gives them as tuples.  ``back`` counts edges that close cycles.
+    ``flat`` lists the model edges it stands for, ``src, dst, key`` after one another (the
+    ops themselves, so a reader finds their place without a lookup by name), so tracing and
+    shape labels can reach the real tensors (a tuple per edge was 5% of a big page's memory);
+    ``edges`` gives them as tuples of names.  ``back`` counts edges that close cycles.
     (A plain class with slots: a 65,000-op graph makes about 100,000 of these.)
     """
 
     __slots__ = ("back", "control", "data", "dst", "flat", "ref", "src")
 
     def __init__(self, src: Member, dst: Member, counts: tuple[int, int, int] = (0, 0, 0),
-                 back: int = 0, flat: list[str | int] | None = None) -> None:
+                 back: int = 0, flat: list[OpNode | int] | None = None) -> None:
         self.src, self.dst = src, dst
         #: The edges of each kind: three slots, not a dict, which was a tenth of a big
         #: graph's page in memory (a viewer page aggregates every group's edges).
@@ -105,9 +106,11 @@ class AggEdge:
 
     @property
     def edges(self) -> list[tuple[str, str, int]]:
-        """The model edges ``(src, dst, key)`` it stands for, in order (a new list)."""
-        it = iter(self.flat)
-        return list(zip(it, it, it, strict=True))  # type: ignore[arg-type]
+        """The model edges ``(src, dst, key)`` it stands for, by name, in order (a new
+        list)."""
+        flat = self.flat
+        return [(flat[j].name, flat[j + 1].name, flat[j + 2])  # type: ignore[union-attr,misc]
+                for j in range(0, len(flat), 3)]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -310,8 +313,7 @@ class Hierarchy:
             a, b = child_of(group, x), child_of(group, y)
             if b is a and (x is not y or isinstance(a, Group)):
                 continue  # within one child (only an op's self-loop stays)
-            u, v = x.name, y.name
-            count_into(edges, a, b, u, v, succ[u][v])
+            count_into(edges, a, b, x, y, succ[x.name][y.name])
         group._edges = edges
 
     def order(self) -> dict[str, int]:
@@ -322,8 +324,8 @@ class Hierarchy:
 
 
 
-def count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member, u: str,
-                v: str, keydict: dict[int, dict[str, Any]]) -> None:
+def count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member, u: OpNode,
+               v: OpNode, keydict: dict[int, dict[str, Any]]) -> None:
     """Add the model edges ``u -> v`` (one per input slot) to the aggregate ``a -> b``."""
     agg = edges.get((a, b))
     if agg is None:
