@@ -217,8 +217,7 @@ class Templates:
                 below.extend(m._children[::-1])
             n += 1
         meet = self.h.meetings()
-        at, src, dst, ids = meet.at, meet.src, meet.dst, self._form_ids
-        succ = self.h.model.g.succ
+        at, src, dst, keys, ids = meet.at, meet.src, meet.dst, meet.keys, self._form_ids
         for g in reversed(todo):
             described = tuple([
                 ((c.kind, forms[c]) if c._children else c.kind) if type(c) is Group
@@ -229,7 +228,7 @@ class Templates:
             for i in at.get(g, ()):
                 x, y = src[i], dst[i]
                 a, b = place[x] - base, place[y] - base
-                for k, d in succ[x.name][y.name].items():
+                for k, d in keys[i].items():
                     edges.append((a, b, k, d["kind"]))
             edges.sort()
             forms[g] = ids.setdefault((described, tuple(edges)), len(ids))

@@ -306,14 +306,14 @@ class Hierarchy:
         """
         group.children  # noqa: B018  (its series made first: they change what meets in it)
         meet = self.meetings()
-        succ, src, dst = self.model.g.succ, meet.src, meet.dst
+        src, dst, keys = meet.src, meet.dst, meet.keys
         edges: dict[tuple[Member, Member], AggEdge] = {}
         for i in meet.of(group):
             x, y = src[i], dst[i]
             a, b = child_of(group, x), child_of(group, y)
             if b is a and (x is not y or isinstance(a, Group)):
                 continue  # within one child (only an op's self-loop stays)
-            count_into(edges, a, b, x, y, succ[x.name][y.name])
+            count_into(edges, a, b, x, y, keys[i])
         group._edges = edges
 
     def order(self) -> dict[str, int]:
@@ -485,16 +485,20 @@ class Meetings:
     time proportional to those, not to everything below it (the root of a 65,000-op graph
     has a few dozen).  Regrouping keeps it true cheaply (:meth:`move`, :meth:`settle`).
     ``closing`` holds the pairs a DAG of children leaves out: self-loops, and pairs whose
-    every edge closes a loop.
+    every edge closes a loop.  ``keys`` holds each pair's edges as the model's adjacency had
+    them (input slot -> edge data): their slots, kinds and loop marks, which nothing changes
+    once the model is built (shape inference replaces an edge's data to add a mark of its
+    own, the rest copied).
     """
 
-    __slots__ = ("at", "closing", "dst", "src")
+    __slots__ = ("at", "closing", "dst", "keys", "src")
 
     def __init__(self, h: Hierarchy) -> None:
         fix_depths(h.root)  # the walk up to the lowest common group compares depths
         ops, succ = h.ops, h.model.g.succ
         src: list[OpNode] = []
         dst: list[OpNode] = []
+        keys: list[dict[int, dict[str, Any]]] = []
         closing: set[int] = set()
         at: dict[Group, array[int]] = defaultdict(_indices)
         for u, nbrs in succ.items():
@@ -505,6 +509,7 @@ class Meetings:
                 b0 = ops[v]
                 src.append(a0)
                 dst.append(b0)
+                keys.append(keydict)
                 for d in keydict.values():
                     if not d["back"]:
                         break
@@ -520,7 +525,7 @@ class Meetings:
                 if u == v:
                     closing.add(i)
                 at[meet].append(i)  # type: ignore[index]
-        self.src, self.dst, self.closing, self.at = src, dst, closing, at
+        self.src, self.dst, self.keys, self.closing, self.at = src, dst, keys, closing, at
 
     def of(self, group: Group) -> Sequence[int]:
         """The pairs meeting in ``group``."""
