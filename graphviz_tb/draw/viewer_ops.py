@@ -88,8 +88,8 @@ class _AttrTable:
 
 
 def _attr_value(raw: bytes) -> Any:
-    """An AttrValue message parsed from its bytes (its class loaded with the GraphDef's)."""
-    from tensorboard.compat.proto.attr_value_pb2 import AttrValue
+    """An AttrValue message parsed from its bytes."""
+    from tensorboard.compat.proto.attr_value_pb2 import AttrValue  # loaded with the GraphDef
 
     return AttrValue.FromString(raw)
 
