@@ -166,9 +166,19 @@ def tbgraph(*args: str) -> list[str]:
 
 
 def use_wheel(into: Path) -> str:
-    """Time ``tbgraph`` as ``pip install`` gives it from now on: the wheel built from this
-    tree (its compiled accelerator required) and installed under ``into`` without its
-    dependencies (this environment has them).  Returns the wheel's file name."""
+    """Time ``tbgraph`` as ``pip install`` gives it from now on (see :func:`install_wheel`).
+    Returns the wheel's file name."""
+    wheel, site = install_wheel(into)
+    # The installed package first on the path, before the current directory (see _TBGRAPH).
+    first = f"import sys; sys.path.insert(0, {str(site)!r}); "
+    _TBGRAPH[:] = [PY, "-c", first + "from graphviz_tb.cli import run; run()"]
+    return wheel
+
+
+def install_wheel(into: Path) -> tuple[str, Path]:
+    """The wheel built from this tree (its compiled accelerator required) and installed under
+    ``into`` without its dependencies (this environment has them): its file name, and the
+    folder to put first on the path."""
     dist, site = into / "dist", into / "site"
     subprocess.run([PY, "-m", "build", "--wheel", "--outdir", str(dist), str(HERE.parent)],
                    env={**os.environ, "TBGRAPH_COMPILE": "require"}, check=True,
@@ -176,14 +186,12 @@ def use_wheel(into: Path) -> str:
     (wheel,) = dist.glob("*.whl")
     subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
                     str(wheel)], check=True, capture_output=True)
-    # The installed package first on the path, before the current directory (see _TBGRAPH).
     first = f"import sys; sys.path.insert(0, {str(site)!r}); "
     where = subprocess.run([PY, "-c", first + "import graphviz_tb.group.tree as t; "
                             "print(t.__file__)"], capture_output=True, text=True, check=True)
     if not where.stdout.strip().endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so"):
         raise RuntimeError(f"the installed wheel is not the compiled one: {where.stdout}")
-    _TBGRAPH[:] = [PY, "-c", first + "from graphviz_tb.cli import run; run()"]
-    return wheel.name
+    return wheel.name, site
 
 
 def op_count(path: Path) -> int:

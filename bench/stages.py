@@ -97,17 +97,18 @@ def main() -> int:
     parser.add_argument("graph", type=Path)
     parser.add_argument("--format", choices=("html", "svg"), default="html")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--wheel", action="store_true",
-                        help="time the installed wheel (compiled accelerator), built from here")
-    parser.add_argument("--site", type=Path, metavar="DIR",
-                        help="time the package installed under DIR (pip install --target DIR), "
-                        "say an older commit's wheel, to compare with")
+    package = parser.add_mutually_exclusive_group()
+    package.add_argument("--wheel", action="store_true",
+                         help="time the installed wheel (compiled accelerator), built from here")
+    package.add_argument("--site", type=Path, metavar="DIR",
+                         help="time the package installed under DIR (pip install --target DIR),"
+                         " say an older commit's wheel, to compare with")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         site = args.site.resolve() if args.site else None
         if args.wheel:
-            run.say(f"built and installed {run.use_wheel(Path(tmp))}")
-            site = Path(tmp) / "site"  # where use_wheel installs it
+            wheel, site = run.install_wheel(Path(tmp))
+            run.say(f"built and installed {wheel}")
         out = Path(tmp) / f"out.{args.format}"
         runs = []
         for i in range(args.repeat):

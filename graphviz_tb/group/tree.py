@@ -426,9 +426,8 @@ def lowest_children(a: Member, b: Member) -> tuple[Member, Member]:
 def aggregate_edges(h: Hierarchy, top: Group | None = None) -> None:
     """Fill the ``edges`` of every group (or of every group in ``top``'s subtree) that has none
     yet: each model edge goes to its lowest common group (see module docstring).  Each group's
-    are read from the edges meeting in it (:meth:`Hierarchy.aggregate`): a walk up from each
-    pair's ends to the group's children, where a pass over the model's edges looked both ends
-    up by name and walked up from them to their lowest common group."""
+    are read from the edges meeting in it (:meth:`Hierarchy.aggregate`), which already knows
+    that group, so no edge end is looked up by name."""
     top = top or h.root
     h.settle(top)  # series change where edges meet
     for g in [top, *top.walk()]:
