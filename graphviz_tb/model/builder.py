@@ -122,15 +122,16 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]) ->
             if not builder.reserved:
                 builder.reserved = {other.name for other in node_defs}
             name = builder.add_node(name, nd)
-            node[name]["node_def"] = nd.SerializeToString()
+            node[name]["node_def"] = None  # serialized as it is wired, as below
         else:
             op = nd.op
             op = ops[name] = types.setdefault(op, op)
             device = nd.device
-            # Kept serialized (see :func:`~.graph.node_def_of`): a parsed NodeDef keeps the
-            # whole parsed GraphDef alive, several times the file's size on a big graph.
+            # The NodeDef is kept serialized (see :func:`~.graph.node_def_of`: a parsed one
+            # keeps the whole parsed GraphDef alive), written when the op is wired, which
+            # makes most bare: every op's whole bytes at once were the file's size again.
             node[name] = {"op": op, "device": devices.setdefault(device, device),
-                          "node_def": nd.SerializeToString(), "role": "op"}
+                          "node_def": None, "role": "op"}
             succ[name] = {}
             pred[name] = {}
         named.append(name)
@@ -192,10 +193,11 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
             if ref.node not in ops:
                 builder.ensure_missing(ref.node, name)
             builder.edge(ref.node, name, slot, ref.control, ref.index)
+        raw = node_def.SerializeToString()
         if not whole:
-            data = node[name]
-            raw = _bare(data["node_def"], name, ops[name], inputs)
-            data["node_def"] = bare.setdefault(raw, raw)
+            raw = _bare(raw, name, ops[name], inputs)
+            raw = bare.setdefault(raw, raw)
+        node[name]["node_def"] = raw
 
 
 def _bare(raw: bytes, name: str, op: str, inputs: list[str]) -> bytes:
