@@ -45,9 +45,13 @@ def ensure_group(h: Hierarchy, path: str) -> Group:
 
 
 def build_scopes(h: Hierarchy) -> None:
-    placed: list[tuple[OpNode, str]] = []
+    #: The ops whose scope path is not their name (empty components dropped), with it.
+    cleaned: dict[OpNode, str] = {}
     callers: list[tuple[str, list[str]]] = []
     by_scope: dict[str, Group] = {"": h.root}
+    # One string per distinct label: a graph's ops repeat a few hundred last components
+    # (``Relu``, ``read``), and every op kept its own copy (60 MB of a million-op graph).
+    labels: dict[str, str] = {}
     ops = h.ops
     for name, data in h.model.g.node_data.items():  # the node dict itself: no view overhead
         if "//" not in name and name[:1] != "/" and name[-1:] != "/":
@@ -60,14 +64,18 @@ def build_scopes(h: Hierarchy) -> None:
         parent = by_scope.get(scope)
         if parent is None:
             parent = by_scope[scope] = ensure_group(h, scope)
-        op = ops[name] = OpNode(name, parent, label, data["op"], data["role"])
-        placed.append((op, path))
+        op = ops[name] = OpNode(name, parent, labels.setdefault(label, label), data["op"],
+                                data["role"])
+        if path is not name:
+            cleaned[op] = path
         if "calls" in data:
             callers.append((path, data["calls"]))
     groups = h.groups
-    for op, path in placed:
+    # A second pass over the ops rather than a list of (op, path) pairs: a tuple per op was
+    # 80 MB of a million-op graph's peak.
+    for op in ops.values():
         # An op whose name is also a scope becomes a leaf inside that scope.
-        home = groups.get(path)
+        home = groups.get(cleaned.get(op, op.name) if cleaned else op.name)
         if home is not None:
             op.parent = home
         op.parent._children.append(op)  # type: ignore[union-attr]
