@@ -222,6 +222,33 @@ def test_a_file_that_is_no_graph_is_one_line_and_status_2(tmp_path: Path, diff_p
 # --------------------------------------------------------------------------- the viewer
 
 
+def test_the_page_marks_an_edge_added_or_removed_when_all_its_ops_edges_are(
+        diff_pairs: dict, tmp_path: Path) -> None:
+    """Each aggregated edge of a diff's page is added (or removed) exactly when every op edge
+    it lists is, read from the page's own columns and the merged model."""
+    from pages import page_names
+
+    from graphviz_tb.write.page import page_data
+
+    d = _diff(diff_pairs, "inserted_dense")
+    path = tmp_path / "diff.html"
+    d.render(path, options=graphviz_tb.RenderOptions(color_by="diff"))
+    data = page_data(path.read_text(encoding="utf-8"))
+    names = page_names(data)
+    g = d.graph.hierarchy(graphviz_tb.RenderOptions(color_by="diff")).model.g
+    statuses = data["diff"]["edges"]
+    assert len(statuses) == len(data["ae"])
+    start, seen = 0, set()
+    for status, count in zip(statuses, data["ae"], strict=True):
+        marks = {g.succ[names[data["es"][j]]][names[data["ed"][j]]][data["ei"][j]]
+                 .get("diff", "unchanged") for j in range(start, start + count)}
+        start += count
+        expected = {"added": 1, "removed": 2}.get(marks.pop(), 0) if len(marks) == 1 else 0
+        assert status == expected, (marks, status)
+        seen.add(status)
+    assert {1, 2} <= seen  # the page shows the edges the layer added and the one it cut
+
+
 @pytest.mark.browser
 def test_the_viewer_lists_changes_and_shows_old_beside_new(diff_pairs: dict, browser: object,
                                                            tmp_path: Path) -> None:

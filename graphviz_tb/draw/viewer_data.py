@@ -50,7 +50,7 @@ from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import Carried, edge_look, group_box, group_lines, leaf_size
 from ..model.calls import call_targets, call_wiring
-from ..model.graph import CONTROL, DATA, REF, node_def_of
+from ..model.graph import CONTROL, DATA, REF, OpGraph, node_def_of
 from ..style import (
     COST_COLORS,
     DIFF_COLORS,
@@ -88,6 +88,18 @@ _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+#: A diff's statuses as the page codes them.
+_DIFF_CODES = {"unchanged": 0, "added": 1, "removed": 2, "changed": 3}
+
+
+def _edge_diff(graph: OpGraph, agg: AggEdge) -> int:
+    """An aggregated edge's status in a diff: added or removed when all its edges are, else
+    unchanged (0)."""
+    seen = {graph.edges[e].get("diff", "unchanged") for e in agg.edges}
+    return _DIFF_CODES[next(iter(seen))] if len(seen) == 1 and seen <= {"added", "removed"} \
+        else 0
 
 
 def _r(x: float) -> float | int:
@@ -299,7 +311,9 @@ class _Builder:
         # its list): a dict of every edge was 3% of a big page's memory, for a few hundred.
         drawn = {id(w.agg.flat) for loc in self.scene.layouts.values() for w in loc.wires}
         self.agg_index: dict[int, int] = {}
-        self.aggs: list[AggEdge] = []  # in their index order
+        # A diff's page: each aggregated edge's status (see diff_data), in index order.
+        diff = self.model.is_diff
+        self.agg_diff: list[int] = []
         # The tensors each edge carries are gathered in the one pass over its op edges, and
         # edges carrying the same ones are looked at once (edge_look's memo, self._looks).
         whole = self.keep is None
@@ -317,7 +331,8 @@ class _Builder:
                     continue
                 if id(agg.flat) in drawn:
                     self.agg_index[id(agg.flat)] = len(ag)
-                self.aggs.append(agg)
+                if diff:
+                    self.agg_diff.append(_edge_diff(self.model.g, agg))
                 start = len(es)
                 tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
                 flat = agg.flat  # read in place: ``agg.edges`` makes a tuple per edge
@@ -352,6 +367,9 @@ class _Builder:
                 ab.append(agg.back)
                 al.append(look[0])
                 aw.append(look[1])
+            # Its edges are in the columns now: the page needs them no more (the pictures
+            # keep theirs), and the group aggregates them again if read again.
+            g.release_edges()
         return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
                 "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
                 "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
@@ -427,7 +445,7 @@ class _Builder:
         graph = self.model.g
         if tally is None or not self.model.is_diff:
             return None
-        code = {"unchanged": 0, "added": 1, "removed": 2, "changed": 3}
+        code = _DIFF_CODES
         status, counts, what, was, before = [], {}, {}, {}, {}
         order: dict[int, list[int]] = {3: [], 1: [], 2: []}
         for i, m in enumerate(self.members):
@@ -448,11 +466,7 @@ class _Builder:
                 if c["added"] or c["removed"] or c["changed"]:
                     counts[i] = [c["added"], c["removed"], c["changed"]]
             status.append(s)
-        edges = []
-        for agg in self.aggs:
-            seen = {graph.edges[e].get("diff", "unchanged") for e in agg.edges}
-            edges.append(code[next(iter(seen))] if len(seen) == 1 and seen <= {
-                "added", "removed"} else 0)
+        edges = self.agg_diff
         changes = (order[3] + order[1] + order[2])[:_MAX_CHANGES]
         return {"status": status, "counts": counts, "what": what, "was": was,
                 "before": finite(before), "edges": edges, "changes": changes,

@@ -61,6 +61,15 @@ class _AttrTable:
         self._by_raw: dict[tuple[str, bytes], tuple[int, int]] = {}
         self._by_value: dict[tuple[str, str], int] = {}
 
+    def seal(self) -> None:
+        """Drop what finds a pair or set already interned, once every op's attributes are in
+        (``pairs`` and ``sets.values`` stay): a third of a big graph's ops each have a pair of
+        their own (a colocation class naming the op's variable), and those lookups were a
+        tenth of a million-op page's peak memory."""
+        self._by_raw = {}
+        self._by_value = {}
+        self.sets.index = {}
+
     def __call__(self, entries: list[tuple[str, bytes]]) -> tuple[int, tuple[int, ...]]:
         """The index of an op's attributes (``_output_shapes`` left to the outputs), or -1
         for none, from its attributes' names and serialized values in name order; and the ids
@@ -195,6 +204,7 @@ class OpsData:
             notes = _op_notes(m, data)
             if notes:
                 self.notes[j] = notes
+        self.attrs.seal()
         self.type_names = _Ranked([m.op for m in members])
         self.device_names = _Ranked(self.devices)
         self.dtype_names = _Ranked(self.dtypes)

@@ -173,6 +173,13 @@ class Group(Member):
             self.owner.aggregate(self)
         return self._edges  # type: ignore[return-value]
 
+    def release_edges(self) -> None:
+        """Forget the aggregated edges, to be aggregated again when next read (the same
+        ones: see :meth:`Hierarchy.aggregate`).  A reader of every group's edges once (the
+        viewer's page) lets each go as it is done with it: all held at once, they were a
+        sixth of a million-op page's peak memory."""
+        self._edges = None
+
     def walk(self) -> Iterator[Member]:
         """Every member below this group, parents before children, iteratively (deep trees);
         each group's series made as the walk reaches it, so a walk cut short settles no more
