@@ -133,6 +133,8 @@ class _Builder:
         self.model = h.model
         self.ids: dict[Member, int] = {}
         self.members: list[Member] = []
+        #: The ops calling functions, in member order (see :meth:`members_data`).
+        self._callers: list[OpNode] = []
         self._looks: dict[tuple[int, ...], tuple[str, float]] = {}  # see edge_look
 
     # -- members
@@ -170,16 +172,19 @@ class _Builder:
             anc = anc.parent
         return -1, name
 
-    def _device_keys(self, devices: dict[OpNode, str]) -> dict[Group, str]:
+    def _device_keys(self, ops: OpsData) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
-        group (a Counter per member would be a large part of a big graph's page data)."""
-        if len(set(devices.values())) == 1:
+        group (a Counter per member would be a large part of a big graph's page data), nor a
+        dict of every op's device."""
+        if len(set(ops.devices)) == 1:
             holding: set[Member] = set()
+            ids = self.ids
             for m in reversed(self.members):
-                if (m in devices or m in holding) and m.parent in self.ids:
+                if (type(m) is OpNode or m in holding) and m.parent in ids:
                     holding.add(m.parent)  # type: ignore[arg-type]
-            return dict.fromkeys(holding, next(iter(devices.values())))  # type: ignore[arg-type]
+            return dict.fromkeys(holding, ops.devices[0])  # type: ignore[arg-type]
+        devices = dict(zip(ops.members, ops.devices, strict=True))
         counts: dict[Group, Counter[str]] = {}
         for m in reversed(self.members):
             if isinstance(m, Group):
@@ -199,7 +204,8 @@ class _Builder:
         rank = {t: i for i, t in enumerate(templates.repeated)}
         ops = OpsData(self.model, [m for m in self.members if isinstance(m, OpNode)])
         # A group's device is its commonest op device, so always in the ops' table.
-        group_dev = self._device_keys(dict(zip(ops.members, ops.devices, strict=True)))
+        group_dev = self._device_keys(ops)
+        self._callers = [ops.members[j] for j in ops.calls]  # see _loop_carry
         op_i, dev_i, dt_i = ops.type_names.index, ops.device_names.index, ops.dtype_names.index
         n = len(self.members)
         # The integer columns as 4-byte arrays (the page packs them as such): a list holds
@@ -394,14 +400,12 @@ class _Builder:
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
         args: dict[str, dict[int, int]] = {}  # body prefix -> argument index -> member
-        callers: list[tuple[OpNode, dict[str, Any]]] = []  # in member order
+        # The ops that call functions, in member order, as the ops' table found them: every
+        # op's node dict looked up again here was a pass over a dict of every op.
+        callers = [(m, node[m.name]) for m in self._callers]
         for m in self.members:
-            if not isinstance(m, OpNode):
-                continue
-            data = node[m.name]
-            if data.get("calls"):
-                callers.append((m, data))
-            if m.role in ("retval", "arg"):
+            if type(m) is OpNode and m.role in ("retval", "arg"):
+                data = node[m.name]
                 prefix = m.name.rpartition("/")[0]
                 index = data.get("ret_index" if m.role == "retval" else "arg_index")
                 if groups.get(prefix) == data.get("function") and index is not None:
