@@ -298,7 +298,10 @@ def test_every_edge_of_the_page_looks_as_the_static_picture_draws_it(path: Path,
     data = built.edges_data()
     looks = [(data["edgeLabels"][label], data["edgeWidths"][width])
              for label, width in zip(data["al"], data["aw"], strict=True)]
-    fresh = [edge_look(h, agg, shapes=True, dtypes=dtypes) for agg in built.aggs]
+    # Each edge found from the page's own columns: its group, and the members at its ends.
+    members = built.members
+    fresh = [edge_look(h, members[g].edges[members[a], members[b]], shapes=True, dtypes=dtypes)
+             for g, a, b in zip(data["ag"], data["as"], data["ad"], strict=True)]
     assert looks == fresh
     # Not vacuous: several labels and widths, and edges sharing a look.
     assert len({label for label, _ in looks}) > 3 and len({w for _, w in looks}) > 2

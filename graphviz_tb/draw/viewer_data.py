@@ -175,8 +175,7 @@ class _Builder:
     def _device_keys(self, ops: OpsData) -> dict[Group, str]:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
-        group (a Counter per member would be a large part of a big graph's page data), nor a
-        dict of every op's device."""
+        group (a Counter per member was a large part of a big graph's page data)."""
         if len(set(ops.devices)) == 1:
             holding: set[Member] = set()
             ids = self.ids
@@ -373,9 +372,7 @@ class _Builder:
                 ab.append(agg.back)
                 al.append(look[0])
                 aw.append(look[1])
-            # Its edges are in the columns now: the page needs them no more (the pictures
-            # keep theirs), and the group aggregates them again if read again.
-            g.release_edges()
+            g.release_edges()  # in the columns now (the pictures keep theirs)
         return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
                 "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
                 "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
@@ -400,8 +397,7 @@ class _Builder:
         groups = self.model.function_groups
         results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
         args: dict[str, dict[int, int]] = {}  # body prefix -> argument index -> member
-        # The ops that call functions, in member order, as the ops' table found them: every
-        # op's node dict looked up again here was a pass over a dict of every op.
+        # The calling ops as the ops' table found them (not a lookup of every op's node dict).
         callers = [(m, node[m.name]) for m in self._callers]
         for m in self.members:
             if type(m) is OpNode and m.role in ("retval", "arg"):
