@@ -45,7 +45,7 @@ def ensure_group(h: Hierarchy, path: str) -> Group:
 
 
 def build_scopes(h: Hierarchy) -> None:
-    #: The ops whose scope path is not their name (empty components dropped), with it.
+    # The ops whose scope path is not their name (empty components dropped), with it.
     cleaned: dict[OpNode, str] = {}
     callers: list[tuple[str, list[str]]] = []
     by_scope: dict[str, Group] = {"": h.root}
