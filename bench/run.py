@@ -169,10 +169,14 @@ def use_wheel(into: Path) -> str:
     """Time ``tbgraph`` as ``pip install`` gives it from now on (see :func:`install_wheel`).
     Returns the wheel's file name."""
     wheel, site = install_wheel(into)
-    # The installed package first on the path, before the current directory (see _TBGRAPH).
-    first = f"import sys; sys.path.insert(0, {str(site)!r}); "
-    _TBGRAPH[:] = [PY, "-c", first + "from graphviz_tb.cli import run; run()"]
+    _TBGRAPH[:] = [PY, "-c", site_first(site) + "from graphviz_tb.cli import run; run()"]
     return wheel
+
+
+def site_first(site: Path) -> str:
+    """Python code that puts the package installed under ``site`` first on the path, before
+    the current directory (see _TBGRAPH), for a ``python -c`` to run before the rest."""
+    return f"import sys; sys.path.insert(0, {str(site)!r}); "
 
 
 def install_wheel(into: Path) -> tuple[str, Path]:
@@ -186,8 +190,7 @@ def install_wheel(into: Path) -> tuple[str, Path]:
     (wheel,) = dist.glob("*.whl")
     subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
                     str(wheel)], check=True, capture_output=True)
-    first = f"import sys; sys.path.insert(0, {str(site)!r}); "
-    where = subprocess.run([PY, "-c", first + "import graphviz_tb.group.tree as t; "
+    where = subprocess.run([PY, "-c", site_first(site) + "import graphviz_tb.group.tree as t; "
                             "print(t.__file__)"], capture_output=True, text=True, check=True)
     if not where.stdout.strip().endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so"):
         raise RuntimeError(f"the installed wheel is not the compiled one: {where.stdout}")

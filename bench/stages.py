@@ -63,7 +63,7 @@ def profile(graph: Path, fmt: str, out: Path, site: Path | None
             ) -> list[tuple[str, float, int, int]]:
     """One fresh render of ``graph`` as ``fmt`` (the package installed under ``site`` first on
     the path, when given): each stage's seconds, resident MB after it and peak MB so far."""
-    first = f"import sys; sys.path.insert(0, {str(site)!r})\n" if site is not None else ""
+    first = run.site_first(site) if site is not None else ""
     # The collector off, as graphviz_tb.cli.run keeps it for the command.
     code = first + "import gc; gc.disable()\n" + _PROBE
     done = subprocess.run([run.PY, "-c", code, json.dumps(STAGES), "render", str(graph), "-o",

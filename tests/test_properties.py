@@ -207,11 +207,7 @@ def test_one_group_or_all_groups_aggregate_the_same_edges(gd: Any, series: bool)
         alone = one.lookup(grp.name) if grp.name else one.root
         assert isinstance(alone, Group)
         one.aggregate(alone)
-
-        def listed(g: Group) -> list[tuple[str, str, list[tuple[str, str, int]]]]:
-            return [(a.name, b.name, agg.edges) for (a, b), agg in g.edges.items()]
-
-        assert listed(alone) == listed(grp), grp.name
+        assert _listed(alone) == _listed(grp), grp.name
 
 
 @settings(max_examples=40, deadline=None)
@@ -227,14 +223,15 @@ def test_a_page_lets_every_groups_edges_go_and_they_come_back_the_same(gd: Any) 
     render_html(paged, RenderOptions())
     aggregate_edges(fresh)
     assert all(g._edges is None for g in paged.all_groups())
-
-    def listed(g: Group) -> list[tuple[str, str, list[tuple[str, str, int]]]]:
-        return [(a.name, b.name, agg.edges) for (a, b), agg in g.edges.items()]
-
     for grp in fresh.all_groups():
         again = paged.lookup(grp.name) if grp.name else paged.root
         assert isinstance(again, Group)
-        assert listed(again) == listed(grp), grp.name
+        assert _listed(again) == _listed(grp), grp.name
+
+
+def _listed(g: Group) -> list[tuple[str, str, list[tuple[str, str, int]]]]:
+    """A group's aggregated edges: each pair's ends by name and its model edges, in order."""
+    return [(a.name, b.name, agg.edges) for (a, b), agg in g.edges.items()]
 
 
 def test_names_starting_with_an_underscore_make_no_nameless_group() -> None:
