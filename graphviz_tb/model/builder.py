@@ -108,11 +108,16 @@ class ModelBuilder:
         return found
 
 
-def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]) -> list[str]:
+def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]
+                     ) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
     """Add the top-level NodeDefs (the common path of :meth:`ModelBuilder.add_node`, inlined: it
-    runs once per op of the graph); returns each one's name in the model."""
+    runs once per op of the graph); returns each one's name in the model, its node dict and
+    its dict of predecessors, for the wiring to fill without looking each up by name (three
+    lookups per op in dicts of every op were a tenth of a million-op model's build)."""
     ops, node, succ, pred = builder.ops, builder.g.node_data, builder.g.succ, builder.g.pred
     named = []
+    datas = []
+    intos = []
     # One string per op type and per device: protobuf makes a new one per read (a million
     # ``Const`` strings), and a shared one keeps its hash for every later dict keyed by it.
     types: dict[str, str] = {}
@@ -122,7 +127,9 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]) ->
             if not builder.reserved:
                 builder.reserved = {other.name for other in node_defs}
             name = builder.add_node(name, nd)
-            node[name]["node_def"] = None  # serialized as it is wired, as below
+            data = node[name]
+            data["node_def"] = None  # serialized as it is wired, as below
+            into = pred[name]
         else:
             op = nd.op
             op = ops[name] = types.setdefault(op, op)
@@ -130,35 +137,40 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]) ->
             # The NodeDef is kept serialized (see :func:`~.graph.node_def_of`: a parsed one
             # keeps the whole parsed GraphDef alive), written when the op is wired, which
             # makes most bare: every op's whole bytes at once were the file's size again.
-            node[name] = {"op": op, "device": devices.setdefault(device, device),
-                          "node_def": None, "role": "op"}
+            data = node[name] = {"op": op, "device": devices.setdefault(device, device),
+                                 "node_def": None, "role": "op"}
             succ[name] = {}
-            pred[name] = {}
+            into = pred[name] = {}
         named.append(name)
-    return named
+        datas.append(data)
+        intos.append(into)
+    return named, datas, intos
 
 
-def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any]]) -> None:
-    """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly."""
-    ops, succ, pred = builder.ops, builder.g.succ, builder.g.pred
+def _wire_graph_inputs(builder: ModelBuilder,
+                       node_defs: Iterable[tuple[str, dict[str, Any], dict[str, Any], Any]]
+                       ) -> None:
+    """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly.
+    ``node_defs`` are each op's name, node dict and predecessors (see :func:`_add_graph_nodes`)
+    and its NodeDef."""
+    ops, succ = builder.ops, builder.g.succ
     # Each op's own name string, for the source of every edge: the input's text cut at its
     # colon is a new string per edge, which the edge and its source's key would keep (a
     # tenth of the model's memory on a big graph) and later lookups would compare in full.
     canonical = {name: name for name in ops}
     shared = builder.shared_edges
-    node = builder.g.node_data
     renamed = bool(builder.reserved)  # duplicate names were renamed: compare each op's own
     # One bytes object per distinct bare NodeDef: ops of one type and attributes share it (a
     # traced training step's 69,000 ops have 168), which saves their copies and lets a reader
     # of every op's NodeDef (the viewer's details) parse each distinct one once.
     bare: dict[bytes, bytes] = {}
-    for name, node_def in node_defs:
+    for name, data, into, node_def in node_defs:
         inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
         # Kept bare (see node_def_of) unless its inputs could not be written back from its
         # edges exactly: one taking the long way below, or spelt ``x:0``.
         whole = renamed and node_def.name != name
-        mutating = ops[name].startswith(MUTATING_PREFIXES)
-        into = pred[name]
+        op = data["op"]
+        mutating = op.startswith(MUTATING_PREFIXES)
         for slot, text in enumerate(inputs):
             # The common cases, ``x``, ``x:N`` and ``^x``, inlined (this loop runs once per
             # edge of the graph); anything else, or odd, goes the long way below.
@@ -170,7 +182,7 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
             else:
                 out = 0 if not colon else int(index) if index.isascii() and index.isdigit() \
                     else -1
-                kind = REF if mutating and is_ref_edge(ops.get(src, ""), ops[name]) else DATA
+                kind = REF if mutating and is_ref_edge(ops.get(src, ""), op) else DATA
             source = canonical.get(src) if out >= 0 and src else None
             if source is not None and source != name:
                 found = shared.get((kind, out, slot))  # builder.shared_edge, inlined
@@ -195,9 +207,9 @@ def _wire_graph_inputs(builder: ModelBuilder, node_defs: Iterable[tuple[str, Any
             builder.edge(ref.node, name, slot, ref.control, ref.index)
         raw = node_def.SerializeToString()
         if not whole:
-            raw = _bare(raw, name, ops[name], inputs)
+            raw = _bare(raw, name, op, inputs)
             raw = bare.setdefault(raw, raw)
-        node[name]["node_def"] = raw
+        data["node_def"] = raw
 
 
 def _bare(raw: bytes, name: str, op: str, inputs: list[str]) -> bytes:
@@ -375,11 +387,11 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
         raise NoGraphError(f"{where}: the graph holds no ops")
     builder = ModelBuilder(model, model.warnings)
     nodes = graph_def.node
-    named = _add_graph_nodes(builder, nodes,
-                             names if names is not None else [nd.name for nd in nodes])
+    named, datas, intos = _add_graph_nodes(
+        builder, nodes, names if names is not None else [nd.name for nd in nodes])
     # Each NodeDef read again rather than kept from the pass above: a list of a million
     # protobuf wrappers would stay alive beside the parsed graph for the whole wiring.
-    _wire_graph_inputs(builder, zip(named, nodes, strict=True))
+    _wire_graph_inputs(builder, zip(named, datas, intos, nodes, strict=True))
     return model, builder, named
 
 
