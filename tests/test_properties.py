@@ -48,6 +48,7 @@ from graphviz_tb.group.tree import Group, OpNode, aggregate_edges
 from graphviz_tb.model.build import build_model
 from graphviz_tb.model.graph import CONTROL, parse_input
 from graphviz_tb.options import GroupOptions, RenderOptions
+from graphviz_tb.read import graphdef
 
 # --------------------------------------------------------------------------- strategies
 
@@ -169,6 +170,28 @@ def test_every_nodedef_and_every_input_is_accounted_for(gd: Any) -> None:
     assert model.warnings.count("malformed inputs") == malformed
     assert model.warnings.count("inputs that name no op") == len(missing)
     assert sum(1 for _, r in g.nodes(data="role") if r == "missing") == len(missing)
+
+
+@settings(max_examples=300, deadline=None)
+@given(graph_defs(), st.lists(st.tuples(_NAMES, st.integers(0, 3)), max_size=24))
+@example(_TRICKY, [])
+@example(_EMPTY_NAME, [("", 0)])
+def test_a_graph_read_from_its_head_makes_the_model_its_whole_parse_makes(
+        gd: Any, extras: list[tuple[str, int]]) -> None:
+    """A .pb file's model is built from its head (``parse_head``: names, types, inputs and
+    devices, the rest kept as bytes), whose bare nodes the build cuts by protobuf; any other
+    GraphDef's are cut from their bytes (``_bare``).  Both must keep the same NodeDef bytes
+    for every op, and the same edges: the pictures are made from them."""
+    for nd, (device, dtype) in zip(gd.node, extras, strict=False):  # the first ops
+        nd.device = device
+        if dtype:
+            nd.attr["T"].type = dtype
+    data = gd.SerializeToString()
+    whole, head = build_model(gd).g, build_model(graphdef.parse_head(data, "g.pb")).g
+    assert graphdef.parse_head(data, "g.pb").DESCRIPTOR.full_name == graphdef.HEAD_MESSAGE
+    assert list(head.node_data.items()) == list(whole.node_data.items())
+    assert list(head.edges(keys=True, data=True)) == list(whole.edges(keys=True, data=True))
+    assert [head.node_def(n) for n in head] == [whole.node_def(n) for n in whole]
 
 
 @settings(max_examples=150, deadline=None)

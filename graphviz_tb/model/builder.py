@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NoGraphError
+from ..read.graphdef import HEAD_MESSAGE
 from .graph import (
     BARE,
     CONTROL,
@@ -148,11 +149,12 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]
 
 
 def _wire_graph_inputs(builder: ModelBuilder,
-                       node_defs: Iterable[tuple[str, dict[str, Any], dict[str, Any], Any]]
-                       ) -> None:
+                       node_defs: Iterable[tuple[str, dict[str, Any], dict[str, Any], Any]],
+                       consume: bool = False) -> None:
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly.
     ``node_defs`` are each op's name, node dict and predecessors (see :func:`_add_graph_nodes`)
-    and its NodeDef."""
+    and its NodeDef; ``consume``: the NodeDefs are the model's to change (a graph's head, see
+    :func:`start_model`), and each kept bare loses its name and inputs in place."""
     ops, succ = builder.ops, builder.g.succ
     # Each op's own name string, for the source of every edge: the input's text cut at its
     # colon is a new string per edge, which the edge and its source's key would keep (a
@@ -205,9 +207,15 @@ def _wire_graph_inputs(builder: ModelBuilder,
             if ref.node not in ops:
                 builder.ensure_missing(ref.node, name)
             builder.edge(ref.node, name, slot, ref.control, ref.index)
-        raw = node_def.SerializeToString()
-        if not whole:
-            raw = _bare(raw, name, op, inputs)
+        if whole:
+            raw = node_def.SerializeToString()
+        else:
+            if consume:  # cut by protobuf: a third faster than cutting the bytes (_bare)
+                node_def.ClearField("name")
+                node_def.ClearField("input")
+                raw = BARE + node_def.SerializeToString()
+            else:
+                raw = _bare(node_def.SerializeToString(), name, op, inputs)
             raw = bare.setdefault(raw, raw)
         data["node_def"] = raw
 
@@ -368,7 +376,8 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     to it, and the names of the top-level ops.
 
     ``names`` are the NodeDefs' names when the caller has read them already (each read from
-    protobuf makes a new string).
+    protobuf makes a new string).  A graph's head (``read.graphdef.parse_head``) is changed:
+    the nodes kept bare lose their names and inputs, which the model holds.
 
     Raises
     ------
@@ -390,8 +399,10 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     named, datas, intos = _add_graph_nodes(
         builder, nodes, names if names is not None else [nd.name for nd in nodes])
     # Each NodeDef read again rather than kept from the pass above: a list of a million
-    # protobuf wrappers would stay alive beside the parsed graph for the whole wiring.
-    _wire_graph_inputs(builder, zip(named, datas, intos, nodes, strict=True))
+    # protobuf wrappers would stay alive beside the parsed graph for the whole wiring.  A
+    # graph's head (read.graphdef.parse_head) is made for one model, which may change it.
+    _wire_graph_inputs(builder, zip(named, datas, intos, nodes, strict=True),
+                       consume=graph_def.DESCRIPTOR.full_name == HEAD_MESSAGE)
     return model, builder, named
 
 

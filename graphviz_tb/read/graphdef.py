@@ -19,7 +19,10 @@ from tensorboard.compat.proto.graph_pb2 import GraphDef
 from ._proto import check_has_ops, parse_binary, parse_text, read_bytes
 from .base import Discovery, GraphSource
 
-__all__ = ["as_graph_def", "discover", "parse", "parse_head"]
+__all__ = ["HEAD_MESSAGE", "as_graph_def", "discover", "parse", "parse_head"]
+
+#: The full name of a graph head's message (see :func:`parse_head`).
+HEAD_MESSAGE = "graphviz_tb.GraphHead"
 
 
 def parse(path: str | os.PathLike[str], *, text: bool) -> GraphDef:
@@ -37,7 +40,7 @@ def _graph_head_class() -> type[Message]:
     its library and versions are TensorBoard's own classes."""
     pool = descriptor_pool.Default()
     try:
-        found = pool.FindMessageTypeByName("graphviz_tb.GraphHead")
+        found = pool.FindMessageTypeByName(HEAD_MESSAGE)
     except KeyError:
         field = descriptor_pb2.FieldDescriptorProto
         proto = descriptor_pb2.FileDescriptorProto(
@@ -56,7 +59,7 @@ def _graph_head_class() -> type[Message]:
                            type_name=type_name, label=field.LABEL_REPEATED if number == 1
                            else field.LABEL_OPTIONAL)
         pool.AddSerializedFile(proto.SerializeToString())
-        found = pool.FindMessageTypeByName("graphviz_tb.GraphHead")
+        found = pool.FindMessageTypeByName(HEAD_MESSAGE)
     return message_factory.GetMessageClass(found)
 
 
@@ -71,6 +74,9 @@ def parse_head(data: bytes, name: str) -> Any:
     time.  A graph with a library is read whole, as its functions' bodies are opened.  The
     bytes must have parsed as a GraphDef already (content detection does): no field is
     checked here that a full parse would refuse.
+
+    A head is read for one model, whose build changes it: the nodes it keeps bare lose their
+    names and inputs (see :func:`graphviz_tb.model.builder.start_model`).
     """
     head = parse_binary(_graph_head_class(), data, name, "GraphDef")
     return parse_binary(GraphDef, data, name, "GraphDef") if head.HasField("library") \
