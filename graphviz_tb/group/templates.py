@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from ..style import MIN_COLORED_OPS, STRUCTURE_COLORS, UNIQUE_COLOR, structure_color
-from .tree import Group, Hierarchy, Member, aggregate_edges
+from .tree import Group, Hierarchy, aggregate_edges
 from .updates import DECAY_KIND
 from .wiring import ChildGraph, DescriptionIds, by_names, by_order, canonical, same_structure
 
@@ -205,14 +205,14 @@ class Templates:
             g = stack.pop()
             todo.append(g)
             stack.extend([c for c in g._children if type(c) is Group and c not in forms])
-        # Each member's position in the subtree's tree order: a member's position in a
-        # group's form is its position less the group's, less one.
-        place: dict[Member, int] = {}
+        # Each member's position in the subtree's tree order (its ``place``, set here and
+        # read below): a member's position in a group's form is its position less the
+        # group's, less one.
         n = 0
         below = group._children[::-1]
         while below:
             m = below.pop()
-            place[m] = n
+            m.place = n
             if type(m) is Group:
                 below.extend(m._children[::-1])
             n += 1
@@ -223,11 +223,10 @@ class Templates:
                 ((c.kind, forms[c]) if c._children else c.kind) if type(c) is Group
                 else c.op  # type: ignore[attr-defined]
                 for c in g._children])
-            base = 0 if g is group else place[g] + 1
+            base = 0 if g is group else g.place + 1
             edges = []
             for i in at.get(g, ()):
-                x, y = src[i], dst[i]
-                a, b = place[x] - base, place[y] - base
+                a, b = src[i].place - base, dst[i].place - base
                 for k, d in keys[i].items():
                     edges.append((a, b, k, d["kind"]))
             edges.sort()
