@@ -252,6 +252,37 @@ def test_a_page_lets_every_groups_edges_go_and_they_come_back_the_same(gd: Any) 
         assert _listed(again) == _listed(grp), grp.name
 
 
+@settings(max_examples=100, deadline=None)
+@given(graph_defs(), st.sampled_from(["", "/cpu:0", "/job:w/replica:0/task:0/device:GPU:0"]),
+       st.sampled_from([None, 1, 2]), st.booleans())
+def test_with_one_device_every_group_holding_an_op_on_the_page_is_keyed_by_it(
+        gd: Any, device: str, depth: int | None, focus: bool) -> None:
+    """A graph naming one device (or none): the page keys each group holding an op on the
+    page by that device, and no other group, whether the page holds the whole graph or
+    only a focus's neighbourhood.  (With no device, missing ops too name the one.)"""
+    from graphviz_tb.pipeline import _viewer_data
+
+    for nd in gd.node:
+        nd.device = device
+    h = build_hierarchy(build_model(gd), GroupOptions())
+    options = RenderOptions(depth=depth, focus=gd.node[0].name if focus else None, radius=1)
+    data = _viewer_data(h, options, title="g", progress=None, costs=None)
+    parent, typ, dev = data["parent"], data["type"], data["dev"]
+    groups = [i for i, t in enumerate(typ) if t < 0]  # an op's is its type's index
+    holding = set()  # each op's ancestors, walked up the page's own parent column
+    for i in range(len(typ)):
+        j = parent[i] if typ[i] >= 0 else -1
+        while j >= 0:
+            holding.add(j)
+            j = parent[j]
+    # Missing ops name no device: with ops on one, the page has two (the counting path).
+    names = data["devices"]
+    assert (device or "(no device)") in names and (len(names) == 1 or device)
+    assert holding and {i for i in groups if dev[i] >= 0} == holding
+    if len(names) == 1:
+        assert all(dev[i] == 0 for i in holding)
+
+
 def _listed(g: Group) -> list[tuple[str, str, list[tuple[str, str, int]]]]:
     """A group's aggregated edges: each pair's ends by name and its model edges, in order."""
     return [(a.name, b.name, agg.edges) for (a, b), agg in g.edges.items()]

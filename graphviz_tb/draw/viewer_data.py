@@ -176,13 +176,14 @@ class _Builder:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
         group (a Counter per member was a large part of a big graph's page data)."""
-        if len(set(ops.devices)) == 1:
-            holding: set[Member] = set()
-            ids = self.ids
-            for m in reversed(self.members):
-                if (type(m) is OpNode or m in holding) and m.parent in ids:
-                    holding.add(m.parent)  # type: ignore[arg-type]
-            return dict.fromkeys(holding, ops.devices[0])  # type: ignore[arg-type]
+        if len(set(ops.devices)) == 1:  # each op's groups, up to one already found
+            holding: set[Group] = set()  # (all on the page: _order keeps whole chains)
+            for op in ops.members:
+                g = op.parent
+                while g is not None and g not in holding:
+                    holding.add(g)
+                    g = g.parent
+            return dict.fromkeys(holding, ops.devices[0])
         devices = dict(zip(ops.members, ops.devices, strict=True))
         counts: dict[Group, Counter[str]] = {}
         for m in reversed(self.members):

@@ -512,8 +512,11 @@ class Meetings:
         keys: list[dict[int, dict[str, Any]]] = []
         closing: set[int] = set()
         at: dict[Group, array[int]] = defaultdict(_indices)
-        for u, nbrs in succ.items():
-            a0 = ops[u]
+        # The ops' table is in the model's order (see build_scopes): each source op is read
+        # beside its successors, not looked up by name (a dict of every op).
+        for (u, nbrs), a0 in zip(succ.items(), ops.values(), strict=True):
+            if a0.name is not u:
+                a0 = ops[u]
             pa = a0.parent
             for v, keydict in nbrs.items():
                 i = len(src)
