@@ -265,7 +265,10 @@ class Templates:
             todo.append(g)
             stack.extend([c for c in g._children if type(c) is Group and c not in sizes])
         for g in reversed(todo):
-            sizes[g] = 1 + sum([sizes[c] if type(c) is Group else 1 for c in g._children])
+            size = 1  # a loop, not sum() of a list: one list per group cost more than the sum
+            for c in g._children:
+                size += sizes[c] if type(c) is Group else 1
+            sizes[g] = size
         return sizes[group]
 
     def _bucket_all(self) -> None:
