@@ -40,7 +40,9 @@ class ModelBuilder:
         self.model = model
         self.g = model.g
         self.warn = warnings
-        self.ops: dict[str, str] = {}
+        #: Every op's node dict by name: its ``op`` is the op's type (no dict of the types
+        #: beside it: a million-op graph's is a million inserts more).
+        self.node = model.g.node_data
         #: Names a duplicate must not be renamed to: every name the graph itself uses, so an
         #: input naming a later op ``a (duplicate 2)`` is never wired to a renamed ``a``.
         self.reserved: set[str] = set()
@@ -52,17 +54,16 @@ class ModelBuilder:
 
     def add_node(self, name: str, node_def: Any, **extra: Any) -> str:
         """Add one op; a duplicate name is kept under a new name, with a warning."""
-        if name in self.ops:
+        if name in self.node:
             base, n = name, self._next_copy.get(name, 2)
             while True:
                 name = f"{base} (duplicate {n})"
-                if name not in self.ops and name not in self.reserved:
+                if name not in self.node and name not in self.reserved:
                     break
                 n += 1
             self._next_copy[base] = n + 1  # 10,000 copies of one name stay linear
             self.warn.add("duplicate op names", f"duplicate op name {base!r}; kept as {name!r}")
         op = node_def.op if node_def is not None else extra.pop("op")
-        self.ops[name] = op
         attrs = {"op": op, "device": node_def.device if node_def is not None else "",
                  "node_def": node_def, "role": extra.pop("role", "op")}
         attrs.update(extra)
@@ -70,8 +71,7 @@ class ModelBuilder:
         return name
 
     def ensure_missing(self, name: str, wanted_by: str) -> None:
-        if name not in self.ops:
-            self.ops[name] = "(missing)"
+        if name not in self.node:
             insert_node(self.g, name, {"op": "(missing)", "device": "", "node_def": None,
                                         "role": "missing"})
             self.warn.add(
@@ -82,7 +82,7 @@ class ModelBuilder:
     def edge(self, src: str, dst: str, slot: int, control: bool, out_index: int) -> None:
         if control:
             kind = CONTROL
-        elif is_ref_edge(self.ops[src], self.ops[dst]):
+        elif is_ref_edge(self.node[src]["op"], self.node[dst]["op"]):
             kind = REF
         else:
             kind = DATA
@@ -115,7 +115,7 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]
     runs once per op of the graph); returns each one's name in the model, its node dict and
     its dict of predecessors, for the wiring to fill without looking each up by name (three
     lookups per op in dicts of every op were a tenth of a million-op model's build)."""
-    ops, node, succ, pred = builder.ops, builder.g.node_data, builder.g.succ, builder.g.pred
+    node, succ, pred = builder.node, builder.g.succ, builder.g.pred
     named = []
     datas = []
     intos = []
@@ -124,7 +124,7 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]
     types: dict[str, str] = {}
     devices: dict[str, str] = {}
     for name, nd in zip(names, node_defs, strict=True):
-        if name in ops:
+        if name in node:
             if not builder.reserved:
                 builder.reserved = {other.name for other in node_defs}
             name = builder.add_node(name, nd)
@@ -133,7 +133,7 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]
             into = pred[name]
         else:
             op = nd.op
-            op = ops[name] = types.setdefault(op, op)
+            op = types.setdefault(op, op)
             device = nd.device
             # The NodeDef is kept serialized (see :func:`~.graph.node_def_of`: a parsed one
             # keeps the whole parsed GraphDef alive), written when the op is wired, which
@@ -155,11 +155,11 @@ def _wire_graph_inputs(builder: ModelBuilder,
     ``node_defs`` are each op's name, node dict and predecessors (see :func:`_add_graph_nodes`)
     and its NodeDef; ``consume``: the NodeDefs are the model's to change (a graph's head, see
     :func:`start_model`), and each kept bare loses its name and inputs in place."""
-    ops, succ = builder.ops, builder.g.succ
+    node, succ = builder.node, builder.g.succ
     # Each op's own name string, for the source of every edge: the input's text cut at its
     # colon is a new string per edge, which the edge and its source's key would keep (a
     # tenth of the model's memory on a big graph) and later lookups would compare in full.
-    canonical = {name: name for name in ops}
+    canonical = {name: name for name in node}
     shared = builder.shared_edges
     renamed = bool(builder.reserved)  # duplicate names were renamed: compare each op's own
     # One bytes object per distinct bare NodeDef: ops of one type and attributes share it (a
@@ -184,7 +184,8 @@ def _wire_graph_inputs(builder: ModelBuilder,
             else:
                 out = 0 if not colon else int(index) if index.isascii() and index.isdigit() \
                     else -1
-                kind = REF if mutating and is_ref_edge(ops.get(src, ""), op) else DATA
+                kind = REF if mutating and is_ref_edge(
+                    node[src]["op"] if src in node else "", op) else DATA
             source = canonical.get(src) if out >= 0 and src else None
             if source is not None and source != name:
                 found = shared.get((kind, out, slot))  # builder.shared_edge, inlined
@@ -204,7 +205,7 @@ def _wire_graph_inputs(builder: ModelBuilder,
                 builder.warn.add("malformed inputs", f"op {name!r}: input {text!r}: {ref.error}")
                 if not ref.node:
                     continue
-            if ref.node not in ops:
+            if ref.node not in node:
                 builder.ensure_missing(ref.node, name)
             builder.edge(ref.node, name, slot, ref.control, ref.index)
         if whole:

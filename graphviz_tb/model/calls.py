@@ -212,7 +212,7 @@ class _Body:
         return full, index
 
     def _flat_index(self, full: str, arg: str, index: int) -> int:
-        op = self.builder.ops[full]
+        op = self.builder.node[full]["op"]
         names = self.output_args.get(op)
         if names is None:
             callee = self.model.functions.get(op)
