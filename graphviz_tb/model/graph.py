@@ -405,6 +405,9 @@ class GraphModel:
         self.shapes_remedy = SHAPES_REMEDY
         self._attrs: dict[str, dict[str, Any]] = {}
         self._outputs: dict[str, list[TensorInfo]] = {}
+        #: A kept NodeDef's outputs by its bytes: ops sharing one (see node_def_of) have the
+        #: same outputs, worked out once (a training step's variable reads are thousands).
+        self._outputs_of: dict[bytes, list[TensorInfo]] = {}
 
     @property
     def unit(self) -> str:
@@ -442,9 +445,14 @@ class GraphModel:
         cached = self._outputs.get(name)
         if cached is None:
             data = self.g.node_data[name]  # the node dict itself: no view built per op
+            raw = data.get("node_def")
             if "outputs" in data:
                 cached = data["outputs"]
-            elif data.get("node_def") is not None:
+            elif type(raw) is bytes:
+                cached = self._outputs_of.get(raw)
+                if cached is None:
+                    cached = self._outputs_of[raw] = node_outputs(node_def_of(data))
+            elif raw is not None:
                 cached = node_outputs(node_def_of(data))
             else:
                 cached = []
