@@ -57,9 +57,8 @@ class Member:
         self.name = name
         self.parent = parent
         self.depth = depth
-        #: Scratch for a walk that numbers a subtree's members and then reads the numbers
-        #: (see ``Templates._form``): an attribute rather than a dict of every member, which
-        #: cost a million inserts and two memory reads per lookup at a million ops.
+        #: Scratch for a walk numbering a subtree's members (``Templates._form``): not a
+        #: dict of every member (a million inserts, two memory reads a lookup).
         self.place = 0
         #: The short name shown in the picture: the last scope component.
         self.label = label_of(name)
@@ -512,11 +511,9 @@ class Meetings:
         keys: list[dict[int, dict[str, Any]]] = []
         closing: set[int] = set()
         at: dict[Group, array[int]] = defaultdict(_indices)
-        # The ops' table is in the model's order (see build_scopes): each source op is read
-        # beside its successors, not looked up by name (a dict of every op).
+        # Each source op read beside its successors (the ops' table is in the model's order).
         for (u, nbrs), a0 in zip(succ.items(), ops.values(), strict=True):
-            if a0.name is not u:
-                a0 = ops[u]
+            a0 = a0 if a0.name is u else ops[u]
             pa = a0.parent
             for v, keydict in nbrs.items():
                 i = len(src)
