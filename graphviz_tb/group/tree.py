@@ -511,9 +511,9 @@ class Meetings:
         keys: list[dict[int, dict[str, Any]]] = []
         closing: set[int] = set()
         at: dict[Group, array[int]] = defaultdict(_indices)
-        # Each source op read beside its successors (the ops' table is in the model's order).
+        # Each source op read beside its successors: build_scopes makes the ops' table from
+        # the node dicts, whose order succ shares (insert_node adds a node to both at once).
         for (u, nbrs), a0 in zip(succ.items(), ops.values(), strict=True):
-            a0 = a0 if a0.name is u else ops[u]
             pa = a0.parent
             for v, keydict in nbrs.items():
                 i = len(src)

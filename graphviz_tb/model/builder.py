@@ -150,7 +150,7 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]
 
 def _wire_graph_inputs(builder: ModelBuilder,
                        node_defs: Iterable[tuple[str, dict[str, Any], dict[str, Any], Any]],
-                       consume: bool = False) -> None:
+                       *, consume: bool) -> None:
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly.
     ``node_defs`` are each op's name, node dict and predecessors (see :func:`_add_graph_nodes`)
     and its NodeDef; ``consume``: the NodeDefs are the model's to change (a graph's head, see
