@@ -14,7 +14,7 @@ from .scopes import build_scopes, finish, prefix_groups
 from .series import op_series, settle_level
 from .templates import Templates
 from .training import adopt_loose_ops, fold_metrics
-from .tree import Hierarchy, aggregate_edges
+from .tree import Hierarchy
 from .updates import mirror_updates
 from .variables import fold_shared_handles, fold_variables
 
@@ -60,7 +60,8 @@ def build_hierarchy(model: GraphModel, options: GroupOptions | None = None) -> H
 
 
 def complete(h: Hierarchy) -> None:
-    """Aggregate every edge and decide every template, the whole tree settled first (the
-    viewer ships them all)."""
-    aggregate_edges(h)  # settles the tree
-    h.templates.complete()
+    """Decide every template, the whole tree settled first (the viewer ships them all).  Each
+    group's edges are left to be aggregated as the page reads them, and let go once in its
+    columns: aggregated here, all of them were held at once, a tenth of a million-op page's
+    peak memory."""
+    h.templates.complete()  # settles the tree
