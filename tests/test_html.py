@@ -203,15 +203,30 @@ def test_page_is_one_offline_file(pages: dict[str, Path]) -> None:
 
 def test_the_data_is_deflated_as_the_json_of_the_whole(pages: dict[str, Path]) -> None:
     """The page's data is deflated piece by piece, one value of its dict (or one graph of a
-    logdir's) at a time, so a big graph's JSON is never whole in memory: the pieces join to
-    the JSON of the whole, whatever the data holds, and the page reads it back."""
-    from graphviz_tb.write.page import _json, _json_pieces
+    logdir's) at a time, each integer column packed as it is written and each piece's output
+    encoded as it comes, so a big graph's JSON is never whole in memory: the payload inflates
+    to the JSON of the whole, its columns packed, whatever the data holds."""
+    import base64
+    import hashlib
+    import zlib
+
+    from graphviz_tb.write.page import _PACKED, _deflated, _json, _packed
+
+    def packed(graph: dict[str, Any]) -> dict[str, Any]:
+        return {k: _packed(v) if k in _PACKED else v for k, v in graph.items()}
 
     data = page_data(pages["mnist"].read_text(encoding="utf-8"))
-    for value in (data, {"graphs": [data, {"x": float("nan")}], "title": "t"},
-                  {"graphs": "not a list", "n": [1, float("-inf")]}, {1: "int keys"}, {},
-                  [data], "text"):
-        assert "".join(_json_pieces(value)) == _json(value)
+    odd = {"x": float("nan"), "ns": ["\u2028", "\ud800"], "version": 1}
+    # Pieces that deflate to output of their own, cut wherever 3-byte groups fall.
+    big = {key: [hashlib.sha256(f"{key}{i}".encode()).hexdigest() for i in range(n)]
+           for key, n in (("a", 20_000), ("b", 1), ("c", 30_001))}
+    for value, whole in ((data, packed(data)),
+                         ({"graphs": [data, odd], "title": "t"},
+                          {"graphs": [packed(data), odd], "title": "t"}),
+                         ({}, {}), (odd, odd), (big, big)):
+        payload = _deflated(value)
+        assert zlib.decompress(base64.b64decode(payload, validate=True)) \
+            == _json(whole).encode("ascii")
 
 
 def test_graphviz_travels_gzipped_beside_the_viewer(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def test_a_big_column_round_trips_through_the_page() -> None:
     columns["kind"] = array("i", [i % 14 - 7 for i in range(n)])  # int8 will do
     columns["sz"] = array("i", [i % 40_000 for i in range(n)])  # int16 will not
     columns["ec"] = [2**40] + [1] * (n - 1)  # a list beyond int32 stays JSON
-    packed = page._pack(columns)
+    packed = {key: page._packed(column) for key, column in columns.items()}
     assert packed["parent"][0] == "i" and packed["kind"][0] == "b" and packed["sz"][0] == "i"
     assert packed["ec"] is columns["ec"]
     back = page._unpack(packed)

@@ -2,7 +2,7 @@
 
 Python does the heavy lifting once: it builds the hierarchy, lays out the initial view with
 Graphviz (exactly what the SVG output shows) and embeds everything the page needs as compact,
-column-oriented JSON, its numeric columns packed as base64 typed arrays (:func:`_pack`):
+column-oriented JSON, its integer columns packed as base64 typed arrays (write.page):
 
 * every member of the hierarchy (ops and groups): parent, name (as a suffix of an ancestor's
   name), kind, op type, collapsed size (interned) and label, colour keys (structure template,

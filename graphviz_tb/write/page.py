@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["PageEntry", "page_data", "page_json", "write_page"]
 
 
-#: The integer columns a page carries packed (see :func:`_pack`).
+#: The integer columns a page carries packed (see :func:`_packed`).
 _PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out",
            "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae", "es", "ed", "ec", "ei",
            "carry")
@@ -56,37 +56,44 @@ def _json(value: Any) -> str:
         return json.dumps(finite(value), separators=(",", ":"))
 
 
-def _deflated(value: Any) -> str:
-    """``value`` as JSON (:func:`_json`, ASCII) deflated (zlib format) as base64, which the page
-    inflates with the browser's own DecompressionStream.  Deflated, a page is a fifth of its
-    JSON's size (a million-op graph's 167 MB), and base64 needs no escaping inside
-    ``<script>``.  The JSON is deflated piece by piece (:func:`_json_pieces`): whole, it and
-    its bytes were the largest allocations of a big graph's page."""
+def _deflated(value: dict[str, Any]) -> str:
+    """A page's data (:func:`_json_pieces`, ASCII JSON) deflated (zlib format) as base64,
+    which the page inflates with the browser's own DecompressionStream.  Deflated, a page is
+    a fifth of its JSON's size (a million-op graph's 167 MB), and base64 needs no escaping
+    inside ``<script>``.
+
+    The JSON is deflated piece by piece and each piece's output encoded as it comes (base64
+    of whole 3-byte groups joins into the base64 of the whole): the whole JSON, its deflated
+    bytes and their base64 as bytes were the largest allocations of a big graph's page."""
     deflate = zlib.compressobj(_DEFLATE_LEVEL)
-    out = [deflate.compress(piece.encode("ascii")) for piece in _json_pieces(value)]
-    out.append(deflate.flush())
-    return base64.b64encode(b"".join(out)).decode("ascii")
+    parts = []
+    pending = b""
+    for piece in _json_pieces(value, "graphs" not in value):
+        pending += deflate.compress(piece.encode("ascii"))
+        whole = len(pending) - len(pending) % 3
+        if whole:
+            parts.append(base64.b64encode(pending[:whole]).decode("ascii"))
+            pending = pending[whole:]
+    parts.append(base64.b64encode(pending + deflate.flush()).decode("ascii"))
+    return "".join(parts)
 
 
-def _json_pieces(value: Any) -> Iterator[str]:
-    """:func:`_json` of ``value`` in pieces that join to it: a dict with string keys (a graph's
-    data, or a logdir page's) one value at a time, and a logdir page's ``graphs`` one graph
-    at a time."""
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        yield _json(value)
-        return
+def _json_pieces(value: dict[str, Any], graph: bool) -> Iterator[str]:
+    """:func:`_json` of a page's data in pieces that join to it: one value at a time, a
+    logdir page's ``graphs`` one graph at a time.  The data of a ``graph`` has its integer
+    columns packed (:func:`_pack`) as each is written, so no more than one is held packed."""
     yield "{"
     for i, (key, item) in enumerate(value.items()):
         yield ("," if i else "") + _json(key) + ":"
-        if key == "graphs" and isinstance(item, list):
+        if key == "graphs" and not graph:
             yield "["
-            for j, graph in enumerate(item):
+            for j, one in enumerate(item):
                 if j:
                     yield ","
-                yield from _json_pieces(graph)
+                yield from _json_pieces(one, True)
             yield "]"
         else:
-            yield _json(item)
+            yield _json(_packed(item) if graph and key in _PACKED else item)
     yield "}"
 
 
@@ -98,22 +105,18 @@ def _little_endian(values: array[Any]) -> array[Any]:
     return values
 
 
-def _pack(data: dict[str, Any]) -> dict[str, Any]:
-    """One graph's data with its integer columns packed: each as its array typecode (the
-    narrowest of int8, int16, int32 that holds it) then base64 of its little-endian bytes.
+def _packed(column: Any) -> Any:
+    """An integer column packed: its array typecode (the narrowest of int8, int16, int32 that
+    holds it) then base64 of its little-endian bytes; the column itself beyond int32 (a
+    hostile file's output slot), which stays JSON.
 
     A column of NASNet-Large is 60,000 to 370,000 numbers: as JSON they would be most of the
     page's encoding in Python and of its parsing in the browser, which wants typed arrays
     anyway.  Packed, Python writes each with a few C calls and the page views the decoded
     bytes as a typed array.
     """
-    out = dict(data)
-    for key in _PACKED:
-        column = data[key]
-        packed = _narrowed(column)
-        if packed is not None:  # else beyond int32 (a hostile file's output slot): JSON
-            out[key] = packed[0] + base64.b64encode(packed[1]).decode("ascii")
-    return out
+    packed = _narrowed(column)
+    return column if packed is None else packed[0] + base64.b64encode(packed[1]).decode("ascii")
 
 
 #: From how many values numpy narrows a 4-byte column (:func:`_narrowed`): below, importing
@@ -148,7 +151,7 @@ def _narrowed(column: Any) -> tuple[str, bytes] | None:
 
 
 def _unpack(data: dict[str, Any]) -> dict[str, Any]:
-    """The inverse of :func:`_pack`."""
+    """The inverse of :func:`_packed`, column by column."""
     out = dict(data)
     for key in _PACKED:
         if isinstance(data[key], str):
@@ -209,9 +212,7 @@ class PageEntry:
 def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
     """The HTML document around the embedded data: style, viewer, layout worker, policy."""
     script, style, worker = _read_viewer()
-    packed = ({**data, "graphs": [_pack(g) for g in data["graphs"]]} if "graphs" in data
-              else _pack(data))
-    payload = _deflated(packed)
+    payload = _deflated(data)
     title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",

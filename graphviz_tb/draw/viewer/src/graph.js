@@ -20,7 +20,7 @@ const CONST_OPS = new Set(["Const", "HostConst"]);
 const ARG = -2; // kind of an _Arg op (role 2)
 const CONTROL = 1;
 
-// The integer columns come packed (write/page.py _pack): an array typecode (b int8, h int16,
+// The integer columns come packed (write/page.py _packed): an array typecode (b int8, h int16,
 // i int32) then base64 of the little-endian array, decoded once and viewed as a typed array,
 // widened to int32, the type the viewer works in (as is a column beyond int32, which comes as
 // a JSON array).
