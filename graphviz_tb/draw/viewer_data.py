@@ -48,7 +48,7 @@ from ..group.legend import legend_labels
 from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
-from ..layout.text import Carried, edge_look, group_box, group_lines, leaf_size
+from ..layout.text import WEIGHED, group_box, group_lines, leaf_size, look_of
 from ..model.calls import call_targets, call_wiring
 from ..model.graph import CONTROL, DATA, REF, OpGraph, node_def_of
 from ..style import (
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 
     from ..group.tree import Hierarchy
     from ..model.costs import CostSet
+    from ..model.shapes import TensorInfo
     from ..options import StyleOptions
     from ..picture import DiffTally, Picture
 
@@ -135,7 +136,7 @@ class _Builder:
         self.members: list[Member] = []
         #: The ops calling functions, in member order (see :meth:`members_data`).
         self._callers: list[OpNode] = []
-        self._looks: dict[tuple[int, ...], tuple[str, float]] = {}  # see edge_look
+        self._looks: dict[tuple[int, ...], tuple[str, float]] = {}  # see look_of
 
     # -- members
 
@@ -299,7 +300,8 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        succ, ids = self.model.g.succ, self.ids
+        ids, carried = self.ids, self.model.carried
+        shapes, dtypes = self.options.shapes, self.options.dtypes
         labels, widths = Interner(), Interner()  # NASNet-Large: 61,000 edges, 400 widths
         labels("")
         # Integer columns as 4-byte arrays, as the members' (the page packs them as such).
@@ -321,11 +323,10 @@ class _Builder:
         diff = self.model.is_diff
         self.agg_diff: list[int] = []
         # The tensors each edge carries are gathered in the one pass over its op edges, and
-        # edges carrying the same ones are looked at once (edge_look's memo, self._looks).
+        # edges carrying the same ones are looked at once (look_of's memo, self._looks).
         whole = self.keep is None
-        # What the columns take from an edge's dict, worked out once per dict: edges of one
-        # kind, output and slot share theirs (NASNet-Large's step: 14,000 for 107,000 edges).
-        # Keyed by id: every dict is the graph's, alive while this runs.
+        # What the columns take from an edge's dict, worked out once per dict (keyed by id: the
+        # graph's, alive meanwhile): NASNet-Large's step has 14,000 for 107,000 edges.
         seen: dict[int, tuple[bool, Any, int, int, int]] = {}
         for g in self.members:
             if not isinstance(g, Group):
@@ -340,12 +341,12 @@ class _Builder:
                 if diff:
                     self.agg_diff.append(_edge_diff(self.model.g, agg))
                 start = len(es)
-                tensors: dict[Any, tuple[str, str, int]] = {}  # as layout.carried_tensors
+                tensors: set[Any] = set()  # as layout.carried_tensors
+                infos: list[TensorInfo | None] = []  # the first WEIGHED tensors' (look_of)
                 flat = agg.flat  # read in place: ``agg.edges`` makes a tuple per edge
-                for j in range(0, len(flat), 3):
+                for j in range(0, len(flat), 4):
                     x, y = cast("OpNode", flat[j]), cast("OpNode", flat[j + 1])
-                    u, v, k = x.name, y.name, cast("int", flat[j + 2])
-                    d = succ[u][v][k]  # the adjacency dicts, as layout/text.carried_tensors
+                    d = flat[j + 3]
                     cols = seen.get(id(d))
                     if cols is None:
                         kind = d["kind"]
@@ -354,7 +355,11 @@ class _Builder:
                             _EDGE_KINDS[kind] | (4 if d["back"] else 0) | (
                                 d["src_output"] << 3), d["dst_input"])
                     if cols[0]:  # a tensor: as tensor_of(u, d)
-                        tensors.setdefault(cols[1] or (u, cols[2]), (u, v, k))
+                        tensor = cols[1] or (x.name, cols[2])
+                        if tensor not in tensors:
+                            tensors.add(tensor)
+                            if len(infos) < WEIGHED:
+                                infos.append(carried(x.name, d))
                     iu, iv = ids.get(x), ids.get(y)
                     if iu is None or iv is None:
                         continue
@@ -363,7 +368,9 @@ class _Builder:
                     ec.append(cols[3])
                     ei.append(cols[4])
                 ae.append(len(es) - start)
-                look = self._look(agg, tensors, labels, widths)
+                # Its label and width, as the pictures draw them, interned.
+                label, width = look_of(agg, len(tensors), infos, shapes=shapes, dtypes=dtypes,
+                                       memo=self._looks)
                 ag.append(gi)
                 a_src.append(ids[a])
                 a_dst.append(ids[b])
@@ -371,20 +378,13 @@ class _Builder:
                 ac.append(agg.control)
                 ar.append(agg.ref)
                 ab.append(agg.back)
-                al.append(look[0])
-                aw.append(look[1])
+                al.append(labels(label))
+                aw.append(widths(width))
             g.release_edges()  # in the columns now (the pictures keep theirs)
         return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
                 "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
                 "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
                 "carry": self._loop_carry()}
-
-    def _look(self, agg: AggEdge, tensors: Carried, labels: Interner,
-              widths: Interner) -> tuple[int, int]:
-        """An aggregated edge's label and width, interned, as the pictures draw them."""
-        label, width = edge_look(self.h, agg, shapes=self.options.shapes,
-                                 dtypes=self.options.dtypes, tensors=tensors, memo=self._looks)
-        return labels(label), widths(width)
 
     def _loop_carry(self) -> list[int]:
         """What loops carry between iterations, as dependencies for the page's trace (flat

@@ -90,17 +90,18 @@ class OpNode(Member):
 class AggEdge:
     """Edges between two children of one group, counted by kind.
 
-    ``flat`` lists the model edges it stands for, ``src, dst, key`` after one another (the
-    ops themselves, so a reader finds their place without a lookup by name), so tracing and
-    shape labels can reach the real tensors (a tuple per edge was 5% of a big page's memory);
-    ``edges`` gives them as tuples of names.  ``back`` counts edges that close cycles.
+    ``flat`` lists the model edges it stands for, ``src, dst, key, data`` after one another
+    (the ops themselves and the edge's dict, so a reader finds their place and the tensor
+    carried without a lookup by name), so tracing and shape labels can reach the real
+    tensors (a tuple per edge was 5% of a big page's memory); ``edges`` gives them as
+    tuples of names.  ``back`` counts edges that close cycles.
     (A plain class with slots: a 65,000-op graph makes about 100,000 of these.)
     """
 
     __slots__ = ("back", "control", "data", "dst", "flat", "ref", "src")
 
     def __init__(self, src: Member, dst: Member, counts: tuple[int, int, int] = (0, 0, 0),
-                 back: int = 0, flat: list[OpNode | int] | None = None) -> None:
+                 back: int = 0, flat: list[Any] | None = None) -> None:
         self.src, self.dst = src, dst
         #: The edges of each kind: three slots, not a dict, which was a tenth of a big
         #: graph's page in memory (a viewer page aggregates every group's edges).
@@ -113,8 +114,7 @@ class AggEdge:
         """The model edges ``(src, dst, key)`` it stands for, by name, in order (a new
         list)."""
         flat = self.flat
-        return [(flat[j].name, flat[j + 1].name, flat[j + 2])  # type: ignore[union-attr,misc]
-                for j in range(0, len(flat), 3)]
+        return [(flat[j].name, flat[j + 1].name, flat[j + 2]) for j in range(0, len(flat), 4)]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -351,7 +351,7 @@ def count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member
         else:
             agg.ref += 1
         agg.back += d["back"]
-        members += u, v, k
+        members += u, v, k, d
 
 
 def label_of(name: str) -> str:

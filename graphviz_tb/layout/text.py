@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from ..group.tree import Hierarchy
     from ..model.shapes import TensorInfo
 
-__all__ = ["MAX_EDGE_LABEL", "Carried", "carried_tensors", "counted", "edge_look", "group_box",
-           "group_lines", "label_lines", "leaf_size", "outline", "tensor_lines", "text_width"]
+__all__ = ["MAX_EDGE_LABEL", "WEIGHED", "Carried", "carried_tensors", "counted", "edge_look",
+           "group_box", "group_lines", "label_lines", "leaf_size", "look_of", "outline",
+           "tensor_lines", "text_width"]
 
 
 #: Longest edge label drawn (a shape such as ``?×224×224×3`` is far shorter).
@@ -25,7 +26,7 @@ MAX_EDGE_LABEL = 40
 
 
 #: An edge's width weighs at most this many of the tensors it carries.
-_WEIGHED = 64
+WEIGHED = 64
 
 
 def text_width(text: str, size: float) -> float:
@@ -155,12 +156,13 @@ def carried_tensors(h: Hierarchy, agg: AggEdge) -> Carried:
     One tensor read by several consumers inside a group is one tensor, not several: labels
     and widths count what travels, not how many ops read it.
     """
-    succ = h.model.g.succ  # the adjacency dicts: no edge view object per edge
+    flat = agg.flat  # the edges' dicts beside their ends: no lookup, no tuple per edge
     out: dict[tuple[str, int], tuple[str, str, int]] = {}
-    for u, v, k in agg.edges:
-        data = succ[u][v][k]
+    for j in range(0, len(flat), 4):
+        data = flat[j + 3]
         if data["kind"] != CONTROL:
-            out.setdefault(tensor_of(u, data), (u, v, k))
+            u = flat[j].name
+            out.setdefault(tensor_of(u, data), (u, flat[j + 1].name, flat[j + 2]))
     return out
 
 
@@ -185,16 +187,25 @@ def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool =
     if tensors is None:
         tensors = carried_tensors(h, agg)
     edge_tensor = h.model.edge_tensor
-    infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), _WEIGHED)]
+    infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), WEIGHED)]
+    return look_of(agg, len(tensors), infos, shapes=shapes, dtypes=dtypes, memo=memo)
+
+
+def look_of(agg: AggEdge, count: int, infos: list[TensorInfo | None], *, shapes: bool,
+            dtypes: bool, memo: dict[tuple[int, ...], tuple[str, float]] | None
+            ) -> tuple[str, float]:
+    """:func:`edge_look` of an edge carrying ``count`` distinct tensors, the first
+    :data:`WEIGHED` of them ``infos``: for a caller that found them as it read the edges (the
+    viewer's page, reading every edge once)."""
     if memo is not None:
         # Every tensor is a data or ref edge's, so the count also says whether there is one.
-        key = (len(tensors), *map(id, infos))
+        key = (count, *map(id, infos))
         found = memo.get(key)
         if found is not None:
             return found
     label = ""
     if shapes and agg.data + agg.ref:
-        label = (f"{len(tensors)} tensors" if len(tensors) > 1
+        label = (f"{count} tensors" if count > 1
                  else format_shape(infos[0], dtype=dtypes))
         if len(label) > MAX_EDGE_LABEL:
             label = label[:MAX_EDGE_LABEL - 1] + "…"

@@ -483,7 +483,11 @@ class GraphModel:
 
     def edge_tensor(self, src: str, dst: str, key: int) -> TensorInfo | None:
         """The tensor a data edge carries (looking through a function's return node)."""
-        data = self.g.succ[src][dst][key]  # not networkx's edge view: a hot path
+        return self.carried(src, self.g.succ[src][dst][key])  # no edge view: a hot path
+
+    def carried(self, src: str, data: dict[str, Any]) -> TensorInfo | None:
+        """:meth:`edge_tensor` of an edge out of ``src`` given its dict, for a reader that
+        holds it already (the viewer's page reads every edge's)."""
         if data["kind"] == CONTROL:
             return None
         info = self.tensor(*tensor_of(src, data))
