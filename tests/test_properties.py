@@ -302,6 +302,29 @@ def test_with_one_device_every_group_holding_an_op_on_the_page_is_keyed_by_it(
         assert all(dev[i] == 0 for i in holding)
 
 
+@settings(max_examples=60, deadline=None)
+@given(graph_defs(), st.integers(0, 50), st.sampled_from([None, 1]))
+def test_a_tree_paged_again_with_a_focus_gives_the_page_a_fresh_tree_gives(
+        gd: Any, pick: int, depth: int | None) -> None:
+    """Members keep their id on the last page in a slot (OnPage), not a dict: a tree paged
+    whole, then around a focus (most members left out, still holding their ids from the
+    first page), gives the focus page a tree paged only once gives, and the whole page
+    again after it."""
+    from graphviz_tb.pipeline import _viewer_data
+
+    model = build_model(gd)
+    focus = gd.node[pick % len(gd.node)].name
+    paged, fresh = build_hierarchy(model, GroupOptions()), build_hierarchy(model, GroupOptions())
+    whole, near = RenderOptions(depth=depth), RenderOptions(depth=depth, focus=focus, radius=1)
+
+    def page(h: Any, options: RenderOptions) -> dict[str, Any]:
+        return _viewer_data(h, options, title="g", progress=None, costs=None)
+
+    first = page(paged, whole)
+    assert page(paged, near) == page(fresh, near)
+    assert page(paged, whole) == first
+
+
 def _listed(g: Group) -> list[tuple[str, str, list[tuple[str, str, int]]]]:
     """A group's aggregated edges: each pair's ends by name and its model edges, in order."""
     return [(a.name, b.name, agg.edges) for (a, b), agg in g.edges.items()]

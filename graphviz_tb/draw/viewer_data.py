@@ -62,7 +62,7 @@ from ..style import (
     THEMES,
     UNIQUE_COLOR,
 )
-from .viewer_ops import Interner, OpsData
+from .viewer_ops import Interner, OnPage, OpsData
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -132,8 +132,8 @@ class _Builder:
         #: What a box's second line adds (a diff's change), sized as the static picture does.
         self.notes = notes
         self.model = h.model
-        self.ids: dict[Member, int] = {}
         self.members: list[Member] = []
+        self.ids = OnPage(self.members)
         #: The ops calling functions, in member order (see :meth:`members_data`).
         self._callers: list[OpNode] = []
         self._looks: dict[tuple[int, ...], tuple[str, float]] = {}  # see look_of
@@ -142,15 +142,13 @@ class _Builder:
 
     def _order(self) -> None:
         """Root first, then every member parents-before-children (the order ``walk`` gives)."""
-        self.ids[self.h.root] = 0
-        self.members.append(self.h.root)
+        self.ids.add(self.h.root)
         stack: list[Member] = list(reversed(self.h.root.children))
         while stack:
             m = stack.pop()
             if self.keep is not None and m not in self.keep:
                 continue
-            self.ids[m] = len(self.members)
-            self.members.append(m)
+            self.ids.add(m)
             if isinstance(m, Group):
                 stack.extend(reversed(m.children))
 
@@ -427,8 +425,8 @@ class _Builder:
             for _, v, d in graph.out_edges(m.name, data=True):
                 arg = ops.get(v)
                 src = body.get(d["src_output"])
-                if (d["kind"] != CONTROL and src is not None and arg in ids
-                        and arg.role == "arg"):
+                if (d["kind"] != CONTROL and src is not None and arg is not None
+                        and arg.role == "arg" and arg in ids):
                     out.extend((src, ids[arg]))
             cond = results.get(f"{m.name}/cond", {}).get(0)
             if cond is not None:

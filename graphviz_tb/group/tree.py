@@ -51,15 +51,15 @@ class Member:
     and constructing them is a noticeable part of the default render.
     """
 
-    __slots__ = ("depth", "label", "name", "parent", "place")
+    __slots__ = ("depth", "label", "name", "page", "parent", "place")
 
     def __init__(self, name: str, parent: Group | None = None, depth: int = 0) -> None:
         self.name = name
         self.parent = parent
         self.depth = depth
-        #: Scratch for a walk numbering a subtree's members (``Templates._form``): not a
-        #: dict of every member (a million inserts, two memory reads a lookup).
-        self.place = 0
+        #: Scratch for walks numbering members (``Templates._form``; ``page``: the viewer's
+        #: page, draw.viewer_ops.OnPage): not a dict of every member (a million inserts).
+        self.place = self.page = 0
         #: The short name shown in the picture: the last scope component.
         self.label = label_of(name)
 
@@ -82,7 +82,7 @@ class OpNode(Member):
     def __init__(self, name: str, parent: Group, label: str, op: str, role: str) -> None:
         # No super().__init__: one call per op of the graph, and the caller has the label.
         self.name, self.parent, self.depth, self.label = name, parent, 0, label
-        self.place = 0
+        self.place = self.page = 0
         self.op = op
         self.role = role
 
