@@ -205,8 +205,10 @@ def test_the_data_is_deflated_as_the_json_of_the_whole(pages: dict[str, Path]) -
     """The page's data is deflated piece by piece, one value of its dict (or one graph of a
     logdir's) at a time, each integer column packed as it is written and each piece's output
     encoded as it comes, so a big graph's JSON is never whole in memory: the payload inflates
-    to the JSON of the whole, its columns packed, whatever the data holds."""
+    to the JSON of the whole, its columns packed, whatever the data holds; and the data is
+    let go as it is written."""
     import base64
+    import copy
     import hashlib
     import zlib
 
@@ -224,9 +226,11 @@ def test_the_data_is_deflated_as_the_json_of_the_whole(pages: dict[str, Path]) -
                          ({"graphs": [data, odd], "title": "t"},
                           {"graphs": [packed(data), odd], "title": "t"}),
                          ({}, {}), (odd, odd), (big, big)):
-        payload = _deflated(value)
+        given = copy.deepcopy(value)
+        payload = _deflated(given)
         assert zlib.decompress(base64.b64decode(payload, validate=True)) \
             == _json(whole).encode("ascii")
+        assert given == {}
 
 
 def test_graphviz_travels_gzipped_beside_the_viewer(tmp_path: Path) -> None:

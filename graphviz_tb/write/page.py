@@ -64,7 +64,8 @@ def _deflated(value: dict[str, Any]) -> str:
 
     The JSON is deflated piece by piece and each piece's output encoded as it comes (base64
     of whole 3-byte groups joins into the base64 of the whole): the whole JSON, its deflated
-    bytes and their base64 as bytes were the largest allocations of a big graph's page."""
+    bytes and their base64 as bytes were the largest allocations of a big graph's page.
+    ``value`` is emptied as it is written (see :func:`_json_pieces`)."""
     deflate = zlib.compressobj(_DEFLATE_LEVEL)
     parts = []
     pending = b""
@@ -81,16 +82,20 @@ def _deflated(value: dict[str, Any]) -> str:
 def _json_pieces(value: dict[str, Any], graph: bool) -> Iterator[str]:
     """:func:`_json` of a page's data in pieces that join to it: one value at a time, a
     logdir page's ``graphs`` one graph at a time.  The data of a ``graph`` has its integer
-    columns packed (:func:`_pack`) as each is written, so no more than one is held packed."""
+    columns packed (:func:`_packed`) as each is written, so no more than one is held packed.
+    Each value is taken out of ``value`` as it is written, so what is written is let go (a
+    million-op page's columns are 300 MB)."""
     yield "{"
-    for i, (key, item) in enumerate(value.items()):
+    for i, key in enumerate(list(value)):
+        item = value.pop(key)
         yield ("," if i else "") + _json(key) + ":"
         if key == "graphs" and not graph:
             yield "["
-            for j, one in enumerate(item):
+            for j in range(len(item)):
                 if j:
                     yield ","
-                yield from _json_pieces(one, True)
+                yield from _json_pieces(item[j], True)
+                item[j] = None  # written
             yield "]"
         else:
             yield _json(_packed(item) if graph and key in _PACKED else item)
@@ -210,7 +215,8 @@ class PageEntry:
 
 
 def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
-    """The HTML document around the embedded data: style, viewer, layout worker, policy."""
+    """The HTML document around the embedded data: style, viewer, layout worker, policy.
+    ``data`` is the page's to let go: it is emptied as it is written."""
     script, style, worker = _read_viewer()
     payload = _deflated(data)
     title = html.escape(clean_text(title, 200), quote=True)
