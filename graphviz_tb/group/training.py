@@ -76,11 +76,11 @@ def _unit_ops(m: Member) -> list[OpNode]:
 
 def _anchored(h: Hierarchy, m: Member) -> bool:
     """Does this loose child hold a graph input or a result (which stay in sight)?"""
-    nodes, succ = h.model.g.node_data, h.model.g.succ
+    succ = h.model.g.succ
     # A call's body has arguments and results of its own; the call itself is what counts.
     for op in [h.ops[m.name]] if isinstance(m, Group) and m.kind == "function" \
             else _unit_ops(m):
-        kind = nodes[op.name]["op"]
+        kind = op.op
         if kind in DATA_SOURCE_OPS and not is_parameter(h, op.name, 0):
             return True
         if kind in _OUTPUT_OPS and not succ[op.name]:

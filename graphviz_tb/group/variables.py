@@ -94,7 +94,7 @@ def _ops(member: Member) -> list[OpNode]:
 def _is_variable_op(h: Hierarchy, op: OpNode) -> bool:
     """Does this op only hold, read, write or check a variable (or is it a resource handle
     coming in as a placeholder or argument)?"""
-    kind = h.model.g.node_data[op.name]["op"]
+    kind = op.op
     return kind in _VARIABLE_OPS or (kind in DATA_SOURCE_OPS and is_parameter(
         h, op.name, 0)) or (kind in _CAPTURED and op.label.isdigit())
 
@@ -131,8 +131,8 @@ def fold_shared_handles(h: Hierarchy) -> None:
                 not _is_variable_op(h, op) for op in op_members(group))
         return known[scope]
 
-    for name, op in h.ops.items():
-        if nodes[name]["op"] in DATA_SOURCE_OPS and is_parameter(h, name, 0):
+    for name, op in h.ops.items():  # the op's type from the op: not a lookup of every op
+        if op.op in DATA_SOURCE_OPS and is_parameter(h, name, 0):
             readers = sorted(v for v in succ[name] if nodes[v]["op"] == "ReadVariableOp")
             calls = _calls_reading(name, readers, computes)
             if calls is not None:
