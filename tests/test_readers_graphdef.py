@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 from graphviz_tb.errors import GraphvizTbError, InputError, NoGraphError
+from graphviz_tb.model.build import build_model
 from graphviz_tb.options import LoadOptions
 from graphviz_tb.read import discover, select
 
@@ -186,7 +187,8 @@ def test_missing_path(tmp_path):
 @given(st.binary(max_size=2048), st.sampled_from(["x.pb", "x.pbtxt", "x.meta", "saved_model.pb",
                                                   "x.json", "x"]))
 def test_any_bytes_give_a_graph_or_a_clear_error(tmp_path, data, name):
-    """Whatever the bytes, discovery answers with graphs or one of our errors, never a crash."""
+    """Whatever the bytes, discovery answers with graphs or one of our errors, never a crash;
+    so does building a model from each graph's head (what a render reads)."""
     path = _write(tmp_path, name, data)
     try:
         discovery = discover(path)
@@ -194,10 +196,13 @@ def test_any_bytes_give_a_graph_or_a_clear_error(tmp_path, data, name):
         assert "\n" not in str(error)
         return
     for source in discovery.graphs:
-        try:
-            source.load()
-        except GraphvizTbError as error:
-            assert "\n" not in str(error)
+        for read in (source.head, source.load):
+            if read is None:
+                continue
+            try:
+                build_model(read(), source=source, where=name)
+            except GraphvizTbError as error:
+                assert "\n" not in str(error)
 
 
 def test_directory_without_events_points_at_the_saved_model(tmp_path):
@@ -220,3 +225,45 @@ def test_checkpoint_files_point_at_the_meta_graph(tmp_path, tf):
     state = _write(tmp_path, "checkpoint", 'model_checkpoint_path: "ckpt"\n')
     with pytest.raises(InputError, match="is a TensorFlow checkpoint state file"):
         discover(state)
+
+
+def _node_bytes(nodes: list[bytes]) -> bytes:
+    """A binary GraphDef of serialized NodeDefs (each under 128 bytes), written field by field so
+    that a node may hold bytes protobuf itself would never write."""
+    return b"".join(b"\x0a" + bytes([len(raw)]) + raw for raw in nodes)
+
+
+def test_an_op_whose_attributes_do_not_decode_is_named_in_one_line(tmp_path):
+    """The nodes' attributes are read as the model keeps them, not by a whole parse first: a
+    NodeDef whose attribute bytes are corrupt (here a map entry of an invalid wire type) is
+    refused in one line naming the op, never by a traceback from a later stage."""
+    from tensorboard.compat.proto.node_def_pb2 import NodeDef
+
+    from graphviz_tb import api
+
+    x = NodeDef(name="x", op="Placeholder").SerializeToString()
+    y = NodeDef(name="y", op="Identity", input=["x"]).SerializeToString() + b"\x2a\x03\xff\xff\xff"
+    path = _write(tmp_path, "corrupt_attr.pb", _node_bytes([x, y]))
+    with pytest.raises(InputError) as caught:
+        api.load(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "corrupt_attr.pb" in message and "'y'" in message and "do not decode" in message
+
+
+def test_a_binary_graph_is_parsed_once_to_detect_and_read_it(tmp_path):
+    """Detection's trial parse of a binary GraphDef without a library is the graph's head, which
+    the model is then built from: the file is not parsed whole and then again."""
+    from graphviz_tb.read import graphdef
+    from graphviz_tb.read.detect import detect
+
+    graph = GraphDef()
+    graph.node.add(name="x", op="Placeholder")
+    graph.node.add(name="y", op="Identity", input=["x"])
+    path = _write(tmp_path, "g.pb", graph.SerializeToString())
+    found = detect(path)
+    assert found.format == "graphdef"
+    assert found.message is not None and found.message.DESCRIPTOR.full_name == graphdef.HEAD_MESSAGE
+    source = graphdef.discover(path, text=False, graph=found.message).graphs[0]
+    assert source.head is not None and source.head() is found.message
+    assert [n.name for n in source.head().node] == ["x", "y"]  # later heads are parsed anew

@@ -60,9 +60,9 @@ def build_model(
     traced = None
     stored = len(graph_def.node)
     if is_jit_trace(graph_def):
-        traced = fold_trace(as_graph_def(graph_def), where)
+        traced = fold_trace(as_graph_def(graph_def, where), where)
     elif is_onnx_graph(graph_def):
-        traced = fold_onnx(as_graph_def(graph_def))
+        traced = fold_onnx(as_graph_def(graph_def, where))
     if traced is not None:
         graph_def, names = traced.graph_def, None
     model, builder, names = start_model(graph_def, source=source, kind=kind, where=where,

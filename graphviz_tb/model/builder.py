@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NoGraphError
+from google.protobuf.message import DecodeError
+
+from ..errors import InputError, NoGraphError
 from ..read.graphdef import HEAD_MESSAGE
 from .graph import (
     BARE,
@@ -21,6 +23,7 @@ from .graph import (
     insert_edge,
     insert_node,
     is_ref_edge,
+    node_def_of,
     parse_input,
 )
 
@@ -150,11 +153,13 @@ def _add_graph_nodes(builder: ModelBuilder, node_defs: Any, names: list[str]
 
 def _wire_graph_inputs(builder: ModelBuilder,
                        node_defs: Iterable[tuple[str, dict[str, Any], dict[str, Any], Any]],
-                       *, consume: bool) -> None:
+                       *, consume: bool) -> list[tuple[str, dict[str, Any]]]:
     """Top-level wiring: inputs are ``x``, ``x:N`` or ``^x`` and name graph ops directly.
     ``node_defs`` are each op's name, node dict and predecessors (see :func:`_add_graph_nodes`)
     and its NodeDef; ``consume``: the NodeDefs are the model's to change (a graph's head, see
-    :func:`start_model`), and each kept bare loses its name and inputs in place."""
+    :func:`start_model`), and each kept bare loses its name and inputs in place.  Returns,
+    for a head, the name and node dict of one op per distinct NodeDef kept: what
+    :func:`_check_node_defs` decodes."""
     node, succ = builder.node, builder.g.succ
     # Each op's own name string, for the source of every edge: the input's text cut at its
     # colon is a new string per edge, which the edge and its source's key would keep (a
@@ -166,6 +171,7 @@ def _wire_graph_inputs(builder: ModelBuilder,
     # traced training step's 69,000 ops have 168), which saves their copies and lets a reader
     # of every op's NodeDef (the viewer's details) parse each distinct one once.
     bare: dict[bytes, bytes] = {}
+    fresh: list[tuple[str, dict[str, Any]]] = []
     for name, data, into, node_def in node_defs:
         inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
         # Kept bare (see node_def_of) unless its inputs could not be written back from its
@@ -209,7 +215,7 @@ def _wire_graph_inputs(builder: ModelBuilder,
                 builder.ensure_missing(ref.node, name)
             builder.edge(ref.node, name, slot, ref.control, ref.index)
         if whole:
-            raw = node_def.SerializeToString()
+            kept = raw = node_def.SerializeToString()
         else:
             if consume:  # cut by protobuf: a third faster than cutting the bytes (_bare)
                 node_def.ClearField("name")
@@ -217,8 +223,11 @@ def _wire_graph_inputs(builder: ModelBuilder,
                 raw = BARE + node_def.SerializeToString()
             else:
                 raw = _bare(node_def.SerializeToString(), name, op, inputs)
-            raw = bare.setdefault(raw, raw)
-        data["node_def"] = raw
+            kept = bare.setdefault(raw, raw)
+        data["node_def"] = kept
+        if consume and kept is raw:
+            fresh.append((name, data))
+    return fresh
 
 
 def _bare(raw: bytes, name: str, op: str, inputs: list[str]) -> bytes:
@@ -402,9 +411,23 @@ def start_model(graph_def: Any, *, source: GraphSource | None = None, kind: str 
     # Each NodeDef read again rather than kept from the pass above: a list of a million
     # protobuf wrappers would stay alive beside the parsed graph for the whole wiring.  A
     # graph's head (read.graphdef.parse_head) is made for one model, which may change it.
-    _wire_graph_inputs(builder, zip(named, datas, intos, nodes, strict=True),
-                       consume=graph_def.DESCRIPTOR.full_name == HEAD_MESSAGE)
+    _check_node_defs(_wire_graph_inputs(builder, zip(named, datas, intos, nodes, strict=True),
+                                        consume=graph_def.DESCRIPTOR.full_name == HEAD_MESSAGE),
+                     where)
     return model, builder, named
+
+
+def _check_node_defs(kept: list[tuple[str, dict[str, Any]]], where: str) -> None:
+    """Decode each distinct NodeDef a head's model keeps, once, so a corrupt one is refused here
+    in one line naming its op: a head reads only the nodes' names, types, inputs and devices,
+    and the later stages that read an op's attributes expect them to decode.  Ops of one type
+    and attributes share their NodeDef, so this is a fraction of a whole parse."""
+    for name, data in kept:
+        try:
+            node_def_of(data)
+        except DecodeError:
+            raise InputError(f"{where}: op {name!r}: its attributes do not decode as a "
+                             "NodeDef's; the file is corrupt or not a TensorFlow graph") from None
 
 
 def finish_model(model: GraphModel, order: Iterable[str] | None = None) -> GraphModel:

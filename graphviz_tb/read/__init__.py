@@ -27,7 +27,6 @@ from .keras import LAYER_GRAPH_ONLY
 from .keras_step import STEP_ORIGIN
 
 if TYPE_CHECKING:
-    from tensorboard.compat.proto.graph_pb2 import GraphDef
     from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
 __all__ = [
@@ -85,8 +84,7 @@ def discover(path: str | os.PathLike[str], options: LoadOptions = _DEFAULT_OPTIO
         meta = cast("MetaGraphDef | None", detected.message)
         return metagraph.discover(path, text=detected.text, meta=meta)
     if fmt == "graphdef":
-        graph = cast("GraphDef | None", detected.message)
-        return graphdef.discover(path, text=detected.text, graph=graph)
+        return graphdef.discover(path, text=detected.text, graph=detected.message)
     if fmt == "onnx":
         return onnx.discover(path)
     if fmt == "keras":

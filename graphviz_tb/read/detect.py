@@ -25,6 +25,7 @@ from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
 from ..errors import InputError, NoGraphError
 from ._proto import is_plausible_graph
+from .graphdef import trial_head
 from .onnx import is_onnx_model
 from .savedmodel import SavedModel, find_saved_model_file
 from .tfrecord import is_tfrecord_header
@@ -73,7 +74,8 @@ class Detected:
     text:
         The protobuf is in text format.
     message:
-        The binary protobuf parsed during detection (GraphDef, MetaGraphDef or SavedModel).
+        The binary protobuf parsed during detection (GraphDef, MetaGraphDef or SavedModel); for
+        a GraphDef without a function library, its head (``graphdef.trial_head``).
     config:
         The Keras config parsed during detection of a JSON file.
     """
@@ -219,6 +221,12 @@ def _detect_binary(path: Path, name: str) -> Detected:
         candidates = ["metagraph", "graphdef", "savedmodel"]
     empty_graph = decoded = False
     for fmt in candidates:
+        if fmt == "graphdef":
+            head = trial_head(data)
+            if head is None:  # nor does it decode as a GraphDef
+                continue
+            if not head.HasField("library") and is_plausible_graph(head):
+                return Detected(fmt, message=head)  # the model's head: the file parsed once
         message = _trial_parse(fmt, data)
         if message is None:
             continue

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 from tensorboard.compat.proto import function_pb2, versions_pb2
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 from ._proto import check_has_ops, parse_binary, parse_text, read_bytes
 from .base import Discovery, GraphSource
 
-__all__ = ["HEAD_MESSAGE", "as_graph_def", "discover", "parse", "parse_head"]
+__all__ = ["HEAD_MESSAGE", "as_graph_def", "discover", "parse", "parse_head", "trial_head"]
 
 #: The full name of a graph head's message (see :func:`parse_head`).
 HEAD_MESSAGE = "graphviz_tb.GraphHead"
@@ -63,17 +63,31 @@ def _graph_head_class() -> type[Message]:
     return message_factory.GetMessageClass(found)
 
 
+def trial_head(data: bytes) -> Any:
+    """``data`` read as a graph's head (see :func:`parse_head`), or None when it does not decode
+    as one: content detection's trial parse of a binary GraphDef.  A head that detection
+    accepts is the one the model is built from, so the file is parsed once; the head checks
+    only the fields it reads, and the model checks each distinct NodeDef it keeps
+    (:func:`graphviz_tb.model.builder.start_model`).  Bytes that do not decode as a head do
+    not decode as a GraphDef either: the head's fields are a GraphDef's, of the same types."""
+    head = _graph_head_class()()
+    try:
+        head.ParseFromString(data)
+    except DecodeError:
+        return None
+    return head
+
+
 def parse_head(data: bytes, name: str) -> Any:
     """A binary GraphDef without a function library, read as what building its model needs:
     each node's name, op type, inputs and device; every other field is kept as the bytes it
     was (protobuf keeps unknown fields), so a node's ``SerializeToString()`` is its NodeDef.
+    Those other fields are not decoded here: the model checks the NodeDefs it keeps.
 
     Parsed whole, a GraphDef's attributes make most of its memory, about three times the
     file's size, and the model keeps each op's NodeDef serialized anyway
     (:func:`graphviz_tb.model.graph.node_def_of`): this takes about half as much memory and
-    time.  A graph with a library is read whole, as its functions' bodies are opened.  The
-    bytes must have parsed as a GraphDef already (content detection does): no field is
-    checked here that a full parse would refuse.
+    time.  A graph with a library is read whole, as its functions' bodies are opened.
 
     A head is read for one model, whose build changes it: the nodes it keeps bare lose their
     names and inputs (see :func:`graphviz_tb.model.builder.start_model`).
@@ -83,33 +97,36 @@ def parse_head(data: bytes, name: str) -> Any:
         else head
 
 
-def as_graph_def(graph: Any) -> GraphDef:
-    """A GraphDef message of ``graph``: itself, or a whole parse of a :func:`parse_head`."""
-    return graph if isinstance(graph, GraphDef) else GraphDef.FromString(
-        graph.SerializeToString())
+def as_graph_def(graph: Any, where: str) -> GraphDef:
+    """A GraphDef message of ``graph``: itself, or a whole parse of a :func:`parse_head`, whose
+    other fields are decoded only now (an InputError naming ``where`` if they do not)."""
+    return graph if isinstance(graph, GraphDef) else parse_binary(
+        GraphDef, graph.SerializeToString(), where, "GraphDef")
 
 
-def discover(
-    path: str | os.PathLike[str], *, text: bool, graph: GraphDef | None = None
-) -> Discovery:
+def discover(path: str | os.PathLike[str], *, text: bool, graph: Any = None) -> Discovery:
     """List the one graph of a GraphDef file.
 
-    ``graph`` is the already parsed GraphDef when content detection had to parse the file to
-    recognise it; otherwise the file is parsed here, so errors surface at discovery rather than
-    later at render time.
+    ``graph`` is what content detection parsed to recognise the file: a GraphDef, or for a
+    binary one without a library its head (:func:`trial_head`), which the model is built from
+    (the file is not parsed again).  Without it the file is parsed here, so errors surface at
+    discovery rather than later at render time.
     """
     name = os.fspath(path)
     parsed = check_has_ops(graph, name) if graph is not None else parse(path, text=text)
     # A parsed GraphDef is several times the file's size, and the model keeps its source:
     # a text graph is handed over once and parsed again on a later load; a binary one is not
-    # kept at all, as a model is built from its head (parse_head).
+    # kept at all, as a model is built from its head (parse_head), detection's if it read one.
     held = [parsed] if text else []
+    heads = [parsed] if not isinstance(parsed, GraphDef) else []
     del parsed
 
     def load() -> GraphDef:
         return held.pop() if held else parse(path, text=text)
 
     def head() -> Any:
+        if heads:
+            return heads.pop()
         return check_has_ops(parse_head(read_bytes(path), name), name)
 
     source = GraphSource(
