@@ -46,6 +46,7 @@ from graphviz_tb.escaping import clean_text
 from graphviz_tb.group.build import build_hierarchy, complete
 from graphviz_tb.group.tree import Group, OpNode, aggregate_edges
 from graphviz_tb.model.build import build_model
+from graphviz_tb.model.builder import start_model
 from graphviz_tb.model.graph import CONTROL, parse_input
 from graphviz_tb.options import GroupOptions, RenderOptions
 from graphviz_tb.read import graphdef
@@ -433,6 +434,29 @@ def test_back_edges_leave_a_dag(gd: Any) -> None:
     for u, _, back in g.edges(data="back"):
         if g.nodes[u]["op"] in ("NextIteration", "RefNextIteration"):
             assert back
+
+
+@settings(max_examples=200, deadline=None)
+@given(graph_defs())
+@example(_LATE_CYCLE)
+def test_the_edges_pointing_back_are_noted_as_the_graph_is_wired(gd: Any) -> None:
+    """The wiring notes the edges pointing back in the ops' order (but those out of a
+    NextIteration), so the search for cycles need not look for them: exactly those, when it
+    notes them at all; and it does for a graph in TensorFlow's order (each op after its
+    inputs), noting none."""
+    model, builder, _ = start_model(gd)
+    position = {n: i for i, n in enumerate(model.g.node_data)}
+    if builder.backward is not None:
+        back = [(position[u], v) for u, nbrs in model.g.succ.items() for v in nbrs
+                if position[v] <= position[u]
+                and model.g.node_data[u]["op"] not in ("NextIteration", "RefNextIteration")]
+        assert builder.backward.position == position
+        assert set(builder.backward.heads) == {v for _, v in back}
+        assert builder.backward.last == max((i for i, _ in back), default=-1)
+    ordered = graph_def([node("a", "Const"), node("b", "Split", ["a"]),
+                         node("c", "AddN", ["b", "b:1", "a", "^a"]), node("d", "NoOp", ["^c"])])
+    noted = start_model(ordered)[1].backward
+    assert noted is not None and noted.heads == []
 
 
 @st.composite

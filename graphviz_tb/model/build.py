@@ -73,7 +73,8 @@ def build_model(
         model.top_level_nodes = traced.stored_nodes if traced.stored_nodes is not None \
             else stored
     order = None
-    if options.functions and model.functions:
+    inlined = options.functions and bool(model.functions)
+    if inlined:
         if names:
             order = inline_calls(model, builder, names, options)
         else:
@@ -81,4 +82,5 @@ def build_model(
     elif not names:
         raise NoGraphError(f"{where}: the graph holds no ops (only a function library)")
     label_variable_reads(model)
-    return finish_model(model, order)
+    # Opened calls add ops and edges in their own ways: the wiring's note holds without them.
+    return finish_model(model, order, backward=None if inlined else builder.backward)

@@ -4,7 +4,7 @@ cases inlined: this runs once per edge), then the edges that close cycles marked
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from google.protobuf.message import DecodeError
 
@@ -54,6 +54,9 @@ class ModelBuilder:
         #: a pair joined by that edge alone (see :meth:`shared_edge`).
         self.shared_edges: dict[tuple[str, int, int],
                                 tuple[dict[str, Any], dict[int, dict[str, Any]]]] = {}
+        #: The edges pointing back in the ops' order, as the top-level wiring found them (see
+        #: :class:`Backward`); None once an edge is added another way.
+        self.backward: Backward | None = None
 
     def add_node(self, name: str, node_def: Any, **extra: Any) -> str:
         """Add one op; a duplicate name is kept under a new name, with a warning."""
@@ -83,6 +86,7 @@ class ModelBuilder:
             )
 
     def edge(self, src: str, dst: str, slot: int, control: bool, out_index: int) -> None:
+        self.backward = None  # not noted for an edge added here
         if control:
             kind = CONTROL
         elif is_ref_edge(self.node[src]["op"], self.node[dst]["op"]):
@@ -164,7 +168,12 @@ def _wire_graph_inputs(builder: ModelBuilder,
     # Each op's own name string, for the source of every edge: the input's text cut at its
     # colon is a new string per edge, which the edge and its source's key would keep (a
     # tenth of the model's memory on a big graph) and later lookups would compare in full.
-    canonical = {name: name for name in node}
+    # It is found by the op's position, which also tells whether the edge points back (see
+    # Backward): noted here rather than found by another pass over every edge.
+    order = list(node)
+    position = {name: i for i, name in enumerate(order)}
+    heads: list[str] | None = []
+    last = -1
     shared = builder.shared_edges
     renamed = bool(builder.reserved)  # duplicate names were renamed: compare each op's own
     # One bytes object per distinct bare NodeDef: ops of one type and attributes share it (a
@@ -173,6 +182,7 @@ def _wire_graph_inputs(builder: ModelBuilder,
     bare: dict[bytes, bytes] = {}
     fresh: list[tuple[str, dict[str, Any]]] = []
     for name, data, into, node_def in node_defs:
+        here = position[name]
         inputs = node_def.input[:]  # one list: iterating the protobuf field costs more
         # Kept bare (see node_def_of) unless its inputs could not be written back from its
         # edges exactly: one taking the long way below, or spelt ``x:0``.
@@ -192,8 +202,13 @@ def _wire_graph_inputs(builder: ModelBuilder,
                     else -1
                 kind = REF if mutating and is_ref_edge(
                     node[src]["op"] if src in node else "", op) else DATA
-            source = canonical.get(src) if out >= 0 and src else None
-            if source is not None and source != name:
+            at = position.get(src, -1) if out >= 0 and src else -1
+            if at >= 0 and at != here:
+                source = order[at]
+                if at > here and heads is not None \
+                        and node[source]["op"] not in _BACK_EDGE_SOURCES:
+                    heads.append(name)
+                    last = max(last, at)
                 found = shared.get((kind, out, slot))  # builder.shared_edge, inlined
                 if found is None:
                     found = builder.shared_edge(kind, out, slot)
@@ -203,7 +218,7 @@ def _wire_graph_inputs(builder: ModelBuilder,
                 if colon and index[0] == "0":
                     whole = True
                 continue
-            whole = True
+            whole, heads = True, None  # the long way: not noted
             ref = parse_input(text)
             if ref.arg is not None:  # "x:out:0" outside a function: take x's output 0 leniently
                 ref = InputRef(ref.node, ref.index, error=f"function-style input {text!r}")
@@ -227,7 +242,18 @@ def _wire_graph_inputs(builder: ModelBuilder,
         data["node_def"] = kept
         if consume and kept is raw:
             fresh.append((name, data))
+    builder.backward = Backward(position, heads, last) if heads is not None else None
     return fresh
+
+
+class Backward(NamedTuple):
+    """The edges of a graph pointing back in its ops' order, but those out of a while loop's
+    ``NextIteration`` (back edges by definition): each op's ``position``, the ``heads`` of
+    those edges and the ``last`` position of their sources (see :func:`_acyclic`)."""
+
+    position: dict[str, int]
+    heads: list[str]
+    last: int
 
 
 def _bare(raw: bytes, name: str, op: str, inputs: list[str]) -> bytes:
@@ -267,14 +293,17 @@ def _field_size(text: str) -> int:
     return size
 
 
-def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
+def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None, *,
+                    backward: Backward | None = None) -> int:
     """Mark the edges that close cycles, so the rest of the graph is a DAG.
 
     NextIteration -> Merge edges of TF1 while loops are back edges by definition.  Any cycle
     left after them (a malformed graph) is broken by an iterative DFS in node order, so the
     choice is deterministic.  Most graphs have none, which one peeling pass (Kahn's algorithm)
     proves cheaply before any DFS runs; ``order`` is the order of the ops to try that pass in
-    (default: the graph's; see :func:`_acyclic`).  Returns the number of edges marked.
+    (default: the graph's; see :func:`_acyclic`).  ``backward``: the edges pointing back in
+    the graph's order, as the caller found them (the pass need not look).  Returns the number
+    of edges marked.
     """
     succ, nodes = g.succ, g.node_data
     marked = 0
@@ -284,7 +313,8 @@ def mark_back_edges(g: OpGraph, order: Iterable[str] | None = None) -> int:
             for k, data in keydict.items():  # new dicts: they are shared (see OpGraph)
                 insert_edge(g, u, v, k, {**data, "back": True})
                 marked += 1
-    if _acyclic(succ, loops, order):
+    if _peeled(succ, loops, *backward) if backward is not None \
+            else _acyclic(succ, loops, order):
         return marked
     state: dict[str, int] = {}  # 1 = on the DFS stack, 2 = done
     for root in succ:
@@ -345,6 +375,13 @@ def _acyclic(succ: dict, loops: set[str], order: Iterable[str] | None = None) ->
                 if position[v] <= i:
                     heads.append(v)
                     last = i
+    return _peeled(succ, loops, position, heads, last)
+
+
+def _peeled(succ: dict, loops: set[str], position: dict[str, int], heads: list[str],
+            last: int) -> bool:
+    """:func:`_acyclic` once the edges pointing back are known: ``heads`` their destinations
+    and ``last`` the latest of their sources; what they reach up to there is peeled."""
     if not heads:
         return True
     region = set(heads)
@@ -430,10 +467,12 @@ def _check_node_defs(kept: list[tuple[str, dict[str, Any]]], where: str) -> None
                              "NodeDef's; the file is corrupt or not a TensorFlow graph") from None
 
 
-def finish_model(model: GraphModel, order: Iterable[str] | None = None) -> GraphModel:
+def finish_model(model: GraphModel, order: Iterable[str] | None = None, *,
+                 backward: Backward | None = None) -> GraphModel:
     """The last step: mark the edges that close cycles (see :func:`mark_back_edges`; ``order``
-    is the ops in an order where most edges point forward, when the graph's is not)."""
-    back = mark_back_edges(model.g, order)
+    is the ops in an order where most edges point forward, when the graph's is not;
+    ``backward``: the edges pointing back in the graph's order, as the wiring noted them)."""
+    back = mark_back_edges(model.g, order, backward=backward)
     if back and not any(model.g.nodes[n]["op"] in _BACK_EDGE_SOURCES for n in model.g):
         model.warnings.add("cycles", f"{back} edge(s) close cycles outside a while loop")
     return model
