@@ -4,6 +4,7 @@ attribute by attribute), and each op's notes."""
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..group.tree import Member, OpNode
@@ -130,9 +131,16 @@ class _AttrTable:
 
 def _attr_value(raw: bytes) -> Any:
     """An AttrValue message parsed from its bytes."""
-    from tensorboard.compat.proto.attr_value_pb2 import AttrValue  # loaded with the GraphDef
+    return _attr_value_parser()(raw)
 
-    return AttrValue.FromString(raw)
+
+@cache
+def _attr_value_parser() -> Any:
+    """AttrValue's parser, imported on first use (loaded with the GraphDef; see
+    :func:`graphviz_tb.model.graph._node_def_parser`)."""
+    from tensorboard.compat.proto.attr_value_pb2 import AttrValue
+
+    return AttrValue.FromString
 
 
 def _parts(raw: Any, data: dict[str, Any]) -> tuple[str, list[tuple[str, bytes]]] | None:
