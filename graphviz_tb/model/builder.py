@@ -172,6 +172,7 @@ def _wire_graph_inputs(builder: ModelBuilder,
     # Backward): noted here rather than found by another pass over every edge.
     order = list(node)
     position = {name: i for i, name in enumerate(order)}
+    outs = list(succ.values())  # each op's successors by its position, as ``order``
     heads: list[str] | None = []
     last = -1
     shared = builder.shared_edges
@@ -192,14 +193,20 @@ def _wire_graph_inputs(builder: ModelBuilder,
         for slot, text in enumerate(inputs):
             # The common cases, ``x``, ``x:N`` and ``^x``, inlined (this loop runs once per
             # edge of the graph); anything else, or odd, goes the long way below.
-            src, colon, index = text.partition(":")
-            if src[:1] == "^":
+            # The text itself names the source when it has no colon (no string cut per edge).
+            cut = text.find(":")
+            index = ""
+            if cut < 0:
+                src, out = text, 0
+            else:
+                src, index = text[:cut], text[cut + 1:]
+                out = int(index) if index.isascii() and index.isdigit() else -1
+            if src.startswith("^"):
                 src = src[1:]
                 kind = CONTROL
-                out = 0 if not colon else -1
+                if cut >= 0:
+                    out = -1
             else:
-                out = 0 if not colon else int(index) if index.isascii() and index.isdigit() \
-                    else -1
                 kind = REF if mutating and is_ref_edge(
                     node[src]["op"] if src in node else "", op) else DATA
             at = position.get(src, -1) if out >= 0 and src else -1
@@ -213,9 +220,9 @@ def _wire_graph_inputs(builder: ModelBuilder,
                 if found is None:
                     found = builder.shared_edge(kind, out, slot)
                 keydict = into.get(source)
-                succ[source][name] = into[source] = found[1] if keydict is None else {
+                outs[at][name] = into[source] = found[1] if keydict is None else {
                     **keydict, slot: found[0]}
-                if colon and index[0] == "0":
+                if cut >= 0 and index[0] == "0":
                     whole = True
                 continue
             whole, heads = True, None  # the long way: not noted
