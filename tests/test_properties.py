@@ -44,7 +44,7 @@ import graphviz_tb
 from graphviz_tb.errors import GraphvizTbError
 from graphviz_tb.escaping import clean_text
 from graphviz_tb.group.build import build_hierarchy, complete
-from graphviz_tb.group.tree import Group, OpNode, aggregate_edges
+from graphviz_tb.group.tree import Group, OpNode, aggregate_edges, label_of
 from graphviz_tb.model.build import build_model
 from graphviz_tb.model.builder import start_model
 from graphviz_tb.model.graph import CONTROL, parse_input
@@ -434,6 +434,16 @@ def test_back_edges_leave_a_dag(gd: Any) -> None:
     for u, _, back in g.edges(data="back"):
         if g.nodes[u]["op"] in ("NextIteration", "RefNextIteration"):
             assert back
+
+
+@settings(max_examples=150, deadline=None)
+@given(graph_defs())
+def test_a_scope_is_labelled_with_the_last_component_of_its_name(gd: Any) -> None:
+    """Scopes made for the ops' names, with their ancestors, show their name's last
+    component (cut from the op's name as the groups are made, not from each group's)."""
+    h = build_hierarchy(build_model(gd))
+    scopes = [g for g in h.groups.values() if g.kind == "scope"]
+    assert all(g.label == label_of(g.name) for g in scopes)
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,12 +22,13 @@ from .tree import (
 PREFIX_SPLIT_THRESHOLD = 12
 
 
-def ensure_group(h: Hierarchy, path: str) -> Group:
+def ensure_group(h: Hierarchy, path: str, labels: dict[str, str]) -> Group:
     """The group for a clean scope path (no empty components), creating it and its ancestors.
 
     The search starts from the deepest ancestor that already exists, not from the root: ops
     usually arrive beside or just below a known scope, and walking down from the root would
-    re-hash every ancestor's full name: quadratic in the depth, times the name length.
+    re-hash every ancestor's full name: quadratic in the depth, times the name length.  Each
+    new group's label is the path's component, one string per distinct label (``labels``).
     """
     groups = h.groups
     cut = len(path)
@@ -38,9 +39,12 @@ def ensure_group(h: Hierarchy, path: str) -> Group:
     node = groups[path[:cut]] if cut > 0 else h.root
     for end in reversed(missing):
         name = path[:end]
-        child = groups[name] = Group(name, h, node, node.depth + 1)
+        label = path[cut + 1:end]  # clean: never empty
+        child = groups[name] = Group(name, h, node, node.depth + 1,
+                                     label=labels.setdefault(label, label))
         node._children.append(child)
         node = child
+        cut = end
     return node
 
 
@@ -63,7 +67,7 @@ def build_scopes(h: Hierarchy) -> None:
             label = label_of(name)
         parent = by_scope.get(scope)
         if parent is None:
-            parent = by_scope[scope] = ensure_group(h, scope)
+            parent = by_scope[scope] = ensure_group(h, scope, labels)
         op = ops[name] = OpNode(name, parent, labels.setdefault(label, label), data["op"],
                                 data["role"])
         if path is not name:

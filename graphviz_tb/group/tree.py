@@ -53,15 +53,17 @@ class Member:
 
     __slots__ = ("depth", "label", "name", "page", "parent", "place")
 
-    def __init__(self, name: str, parent: Group | None = None, depth: int = 0) -> None:
+    def __init__(self, name: str, parent: Group | None = None, depth: int = 0,
+                 label: str | None = None) -> None:
         self.name = name
         self.parent = parent
         self.depth = depth
         #: Scratch for walks numbering members (``Templates._form``; ``page``: the viewer's
         #: page, draw.viewer_ops.OnPage): not a dict of every member (a million inserts).
         self.place = self.page = 0
-        #: The short name shown in the picture: the last scope component.
-        self.label = label_of(name)
+        #: The short name shown in the picture: the last scope component (``label`` when the
+        #: caller cut it already).
+        self.label = label_of(name) if label is None else label
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -147,8 +149,9 @@ class Group(Member):
     is_group = True
 
     def __init__(self, name: str, owner: Hierarchy, parent: Group | None = None,
-                 depth: int = 0, kind: str = "scope", settled: bool = False) -> None:
-        super().__init__(name, parent, depth)
+                 depth: int = 0, kind: str = "scope", settled: bool = False,
+                 label: str | None = None) -> None:
+        super().__init__(name, parent, depth, label)
         self.owner = owner
         self.kind = kind
         self._children: list[Member] = []
