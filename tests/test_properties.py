@@ -44,7 +44,8 @@ import graphviz_tb
 from graphviz_tb.errors import GraphvizTbError
 from graphviz_tb.escaping import clean_text
 from graphviz_tb.group.build import build_hierarchy, complete
-from graphviz_tb.group.tree import Group, OpNode, aggregate_edges, label_of
+from graphviz_tb.group.scopes import build_scopes
+from graphviz_tb.group.tree import Group, Hierarchy, OpNode, aggregate_edges, label_of, scope_path
 from graphviz_tb.model.build import build_model
 from graphviz_tb.model.builder import start_model
 from graphviz_tb.model.graph import CONTROL, parse_input
@@ -444,6 +445,21 @@ def test_a_scope_is_labelled_with_the_last_component_of_its_name(gd: Any) -> Non
     h = build_hierarchy(build_model(gd))
     scopes = [g for g in h.groups.values() if g.kind == "scope"]
     assert all(g.label == label_of(g.name) for g in scopes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(graph_defs())
+@example(graph_def([node("a/x", "Relu"), node("b/y", "Relu"), node("a/z", "Relu"),
+                    node("a/z/w", "Relu"), node("top", "Relu"), node("c//d/", "Relu")]))
+def test_each_op_starts_in_the_group_of_its_scope(gd: Any) -> None:
+    """Scopes placed in any order, ops of one scope together or apart: each op starts in its
+    scope's group, or in the group of its own name when it is also a scope."""
+    h = Hierarchy(build_model(gd))
+    build_scopes(h)
+    for name, op in h.ops.items():
+        path = "/".join(scope_path(name))
+        home = path if path in h.groups else path.rpartition("/")[0]
+        assert op.parent is (h.groups[home] if home else h.root), name
 
 
 @settings(max_examples=200, deadline=None)
