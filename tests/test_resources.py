@@ -14,6 +14,8 @@ from pathlib import Path
 
 import hostile_inputs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphviz_tb
 from graphviz_tb.limits import ENV, MB, parse_size
@@ -57,6 +59,25 @@ def test_cost_counts_ops_calls_and_nested_names() -> None:
     assert deep.nested_names == sum(map(len, names))
     every = graph_cost(hostile_inputs.deep_scopes_graph(3000), LoadOptions())
     assert every.nested_names == sum(map(len, names[:3000]))
+
+
+def _groups_counted_by_hand(names: list[str]) -> tuple[int, int]:
+    """Every scope of an op and each of its ancestors, as sets, and the deepest scope."""
+    scopes = {name.rpartition("/")[0] for name in names} - {""}
+    groups: set[str] = set()
+    for scope in scopes:
+        while scope:
+            groups.add(scope)
+            scope = scope.rpartition("/")[0]
+    return sum(map(len, groups)), max((s.count("/") for s in scopes), default=-1) + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab/", max_size=9), max_size=30))
+def test_nested_names_are_every_group_name_counted_once(names: list[str]) -> None:
+    """The nested names' count and depth are those of every op's scope and its ancestors,
+    whatever the order of the ops and however odd their names (``a//b``, ``/a``, ``a/``)."""
+    assert resources._group_names(names) == _groups_counted_by_hand(names)
 
 
 def test_a_graph_too_large_is_refused_in_one_line(tmp_path: Path) -> None:

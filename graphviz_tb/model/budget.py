@@ -29,7 +29,6 @@ checked.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GraphvizTbError
@@ -46,8 +45,6 @@ _PER_NAME_CHAR = 2.1  # an op's name: the model's copies of it (its key, its edg
 _PER_NESTED_CHAR = 1.0  # a nested group's name, held once per group
 _PER_HTML_OP = 3_000
 _PER_EXPANDED_OP = 19_000
-#: Below this bound (the scopes' names times the depth), nested names are not counted exactly.
-_EXACT_NESTED = 64 * MB
 
 
 class TooLargeError(GraphvizTbError):
@@ -94,12 +91,7 @@ def graph_cost(graph_def: Any, options: LoadOptions, names: list[str] | None = N
     caller read them already; no model built)."""
     if names is None:
         names = [node.name for node in graph_def.node]
-    scopes = {name.rpartition("/")[0] for name in names}
-    scopes.discard("")
-    depth = max(map(str.count, scopes, repeat("/")), default=-1) + 1
-    nested = sum(map(len, scopes)) * depth
-    if nested > _EXACT_NESTED:  # deep, long names: count them exactly
-        nested = _group_names(scopes)
+    nested, depth = _group_names(names)
     inlined = 0
     library = ({f.signature.name: f for f in graph_def.library.function}
                if options.functions and graph_def.HasField("library") else {})
@@ -120,22 +112,37 @@ def graph_cost(graph_def: Any, options: LoadOptions, names: list[str] | None = N
                 resident())
 
 
-def _group_names(scopes: set[str]) -> int:
-    """The characters of every group's name: each scope and each of its ancestors, once.
+def _group_names(names: list[str]) -> tuple[int, int]:
+    """The characters of every group's name (each op's scope and each of its ancestors, once),
+    and how deep the scopes nest.
 
-    A scope's ancestors are walked only until one already counted, so the work is the length
-    of the names counted, once each; only their hashes are kept, not the names.
+    An op in the same scope as the op before it (ops of a scope mostly come together) is
+    passed over without cutting its scope's name out; a new scope's ancestors are walked only
+    until one already counted.  So the work is the names' length, and the names counted, once
+    each; only their hashes are kept, not the names (20,000 nested scopes over one op would
+    hold 1.4 GB of them).
     """
-    seen = {hash(s) for s in scopes}
-    total = 0
-    for scope in scopes:
-        total += len(scope)
-        parent = scope.rpartition("/")[0]
-        while parent and hash(parent) not in seen:
-            seen.add(hash(parent))
-            total += len(parent)
-            parent = parent.rpartition("/")[0]
-    return total
+    seen: set[int] = set()
+    total = depth = 0
+    last = ""
+    for name in names:
+        cut = name.rfind("/")
+        if cut <= 0 or (cut == len(last) and name.startswith(last)):
+            continue  # no scope, or the last op's
+        scope = last = name[:cut]
+        key = hash(scope)
+        if key in seen:
+            continue
+        depth = max(depth, scope.count("/") + 1)  # a new scope is no deeper's ancestor
+        while key not in seen:
+            seen.add(key)
+            total += len(scope)
+            cut = scope.rfind("/")
+            if cut <= 0:
+                break
+            scope = scope[:cut]
+            key = hash(scope)
+    return total, depth
 
 
 def _gb(n: float) -> str:
