@@ -62,7 +62,7 @@ from ..style import (
     THEMES,
     UNIQUE_COLOR,
 )
-from .viewer_ops import Interner, OnPage, OpsData
+from .viewer_ops import Carried, Interner, OnPage, OpsData
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -134,6 +134,7 @@ class _Builder:
         self.model = h.model
         self.members: list[Member] = []
         self.ids = OnPage(self.members)
+        self._carried = Carried(self.model, self.ids)  # what edges carry, once ops are read
         #: The ops calling functions, in member order (see :meth:`members_data`).
         self._callers: list[OpNode] = []
         self._looks: dict[tuple[int, ...], tuple[str, float]] = {}  # see look_of
@@ -202,6 +203,7 @@ class _Builder:
         templates = self.h.templates
         rank = {t: i for i, t in enumerate(templates.repeated)}
         ops = OpsData(self.model, [m for m in self.members if isinstance(m, OpNode)])
+        self._carried.note(ops)
         # A group's device is its commonest op device, so always in the ops' table.
         group_dev = self._device_keys(ops)
         self._callers = [ops.members[j] for j in ops.calls]  # see _loop_carry
@@ -298,7 +300,7 @@ class _Builder:
 
     def edges_data(self) -> dict[str, Any]:
         """Aggregated edges group by group, and the op edges each stands for, in that order."""
-        ids, carried = self.ids, self.model.carried
+        ids, carried = self.ids, self._carried
         shapes, dtypes = self.options.shapes, self.options.dtypes
         labels, widths = Interner(), Interner()  # NASNet-Large: 61,000 edges, 400 widths
         labels("")
@@ -357,7 +359,7 @@ class _Builder:
                         if tensor not in tensors:
                             tensors.add(tensor)
                             if len(infos) < WEIGHED:
-                                infos.append(carried(x.name, d))
+                                infos.append(carried(x, d, cols[1], cols[2]))
                     iu, iv = ids.get(x), ids.get(y)
                     if iu is None or iv is None:
                         continue

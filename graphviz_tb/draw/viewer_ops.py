@@ -3,6 +3,7 @@ attribute by attribute), and each op's notes."""
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -188,12 +189,15 @@ class OpsData:
         self.out: list[int] = []
         self.calls: dict[int, list[str]] = {}
         self.notes: dict[int, list[str]] = {}
+        #: Each op's outputs, as ``model.op_outputs`` gives them: for the edge labels (see
+        #: :class:`Carried`), kept here rather than in the model's cache of every op by name.
+        self.outputs: list[list[TensorInfo]] = []
         self.attrs = _AttrTable()
         self.outs = Interner()
         by_info: dict[tuple[TensorInfo, ...], int] = {}  # outputs -> index in ``outs``
         # An op's outputs follow from its type and attributes alone (shapes.node_outputs):
-        # worked out once per distinct pair, not once per op (a seventh of the page's build).
-        # They go to the model's cache as op_outputs would put them, for the edge labels.
+        # worked out once per distinct pair, not once per op (a seventh of the page's build),
+        # as op_outputs would work them out.
         by_attrs: dict[Any, tuple[list[TensorInfo], int, str]] = {}
         # A kept NodeDef -> its op type, interned attributes and the serialized values its
         # outputs follow from.  The model keeps one bytes object per distinct bare NodeDef
@@ -224,7 +228,6 @@ class OpsData:
             if found is None:
                 if key is not None and op_type is not None:  # as op_outputs, not parsed again
                     infos = outputs_of(op_type, {k: _attr_value(v) for k, v in values})
-                    model.set_outputs(m.name, infos)
                 else:
                     infos = model.op_outputs(m.name)
                 outs = tuple(infos)
@@ -235,8 +238,7 @@ class OpsData:
                 found = (infos, index, (infos[0].dtype if infos else None) or "(unknown)")
                 if key is not None:
                     by_attrs[key] = found
-            else:
-                model.set_outputs(m.name, found[0])
+            self.outputs.append(found[0])
             self.out.append(found[1])
             self.dtypes.append(found[2])
             if data.get("calls"):
@@ -248,3 +250,36 @@ class OpsData:
         self.type_names = _Ranked([m.op for m in members])
         self.device_names = _Ranked(self.devices)
         self.dtype_names = _Ranked(self.dtypes)
+
+
+class Carried:
+    """The tensor each op edge carries (``GraphModel.carried``), for the page's edge labels:
+    an edge out of an op on the page reads its source's outputs from the ops' table
+    (:attr:`OpsData.outputs`, by the op's place on the page), not from the model's cache of
+    every op by name (a million inserts, and as many lookups); any other edge asks the model."""
+
+    def __init__(self, model: GraphModel, on_page: OnPage) -> None:
+        self.model = model
+        self.on_page = on_page
+        self.outputs: list[list[TensorInfo]] = []
+        self.op_at = array("i")  # page id -> index in ``outputs``, or -1
+
+    def note(self, ops: OpsData) -> None:
+        """Read the ops' outputs from their table, once it is made."""
+        self.outputs = ops.outputs
+        self.op_at = array("i", [-1]) * len(self.on_page.members)
+        for j, m in enumerate(ops.members):
+            self.op_at[m.page] = j
+
+    def __call__(self, x: OpNode, data: dict[str, Any], tensor: Any, index: int
+                 ) -> TensorInfo | None:
+        """What an edge out of ``x`` carries, given its dict and what ``tensor_of`` reads
+        from it (the tensor it names, if any, and its source output)."""
+        if tensor is None and x in self.on_page:
+            j = self.op_at[x.page]
+            if j >= 0:
+                outs = self.outputs[j]
+                info = outs[index] if 0 <= index < len(outs) else None
+                if (info is not None and info.known) or x.role != "retval":
+                    return info
+        return self.model.carried(x.name, data)
