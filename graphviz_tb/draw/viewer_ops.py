@@ -139,7 +139,7 @@ def _attr_value(raw: bytes) -> Any:
 def _attr_value_parser() -> Any:
     """AttrValue's parser, imported on first use (loaded with the GraphDef; see
     :func:`graphviz_tb.model.graph._node_def_parser`)."""
-    from tensorboard.compat.proto.attr_value_pb2 import AttrValue
+    from tensorboard.compat.proto.attr_value_pb2 import AttrValue  # loaded with the GraphDef
 
     return AttrValue.FromString
 

@@ -55,14 +55,11 @@ class Member:
 
     def __init__(self, name: str, parent: Group | None = None, depth: int = 0,
                  label: str | None = None) -> None:
-        self.name = name
-        self.parent = parent
-        self.depth = depth
+        self.name, self.parent, self.depth = name, parent, depth
         #: Scratch for walks numbering members (``Templates._form``; ``page``: the viewer's
         #: page, draw.viewer_ops.OnPage): not a dict of every member (a million inserts).
         self.place = self.page = 0
-        #: The short name shown in the picture: the last scope component (``label`` when the
-        #: caller cut it already).
+        #: The short name shown in the picture: the last scope component (or ``label``, cut).
         self.label = label_of(name) if label is None else label
 
     def __repr__(self) -> str:
