@@ -62,7 +62,7 @@ from ..style import (
     THEMES,
     UNIQUE_COLOR,
 )
-from .viewer_ops import Carried, Interner, OnPage, OpsData
+from .viewer_ops import Interner, OnPage, OpEdgeTensors, OpsData
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -134,7 +134,7 @@ class _Builder:
         self.model = h.model
         self.members: list[Member] = []
         self.ids = OnPage(self.members)
-        self._carried = Carried(self.model, self.ids)  # what edges carry, once ops are read
+        self._carried = OpEdgeTensors(self.model, self.ids)  # what edges carry, once ops are read
         #: The ops calling functions, in member order (see :meth:`members_data`).
         self._callers: list[OpNode] = []
         self._looks: dict[tuple[int, ...], tuple[str, float]] = {}  # see look_of

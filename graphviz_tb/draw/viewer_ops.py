@@ -189,8 +189,8 @@ class OpsData:
         self.out: list[int] = []
         self.calls: dict[int, list[str]] = {}
         self.notes: dict[int, list[str]] = {}
-        #: Each op's outputs, as ``model.op_outputs`` gives them: for the edge labels (see
-        #: :class:`Carried`), kept here rather than in the model's cache of every op by name.
+        #: Each op's outputs, as ``model.op_outputs`` gives them, for the edge labels
+        #: (:class:`OpEdgeTensors`): kept here, not in the model's cache of every op by name.
         self.outputs: list[list[TensorInfo]] = []
         self.attrs = _AttrTable()
         self.outs = Interner()
@@ -252,7 +252,7 @@ class OpsData:
         self.dtype_names = _Ranked(self.dtypes)
 
 
-class Carried:
+class OpEdgeTensors:
     """The tensor each op edge carries (``GraphModel.carried``), for the page's edge labels:
     an edge out of an op on the page reads its source's outputs from the ops' table
     (:attr:`OpsData.outputs`, by the op's place on the page), not from the model's cache of

@@ -4,6 +4,7 @@ an edge's shape label and width.  Both writers draw these words, and the layout 
 from __future__ import annotations
 
 import math
+from functools import cache
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -123,8 +124,10 @@ def _op_count(g: Group) -> str:
     return counted(g.op_count, g.owner.model.unit)
 
 
+@cache
 def counted(n: int, unit: str) -> str:
-    """``1 op``, ``2 ops``, ``1,200 layers``."""
+    """``1 op``, ``2 ops``, ``1,200 layers`` (remembered: a big graph's groups repeat a few
+    thousand counts)."""
     return f"{n:,} {unit}" + ("s" if n != 1 else "")
 
 
