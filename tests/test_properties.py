@@ -755,3 +755,20 @@ def test_html_loads_without_page_errors(browser: Any, gd: Any, options: RenderOp
         path = Path(d) / "g.html"
         graphviz_tb.load(gd).render(path, options=options)
         assert page_problems(browser, path) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["gradients", "gradient_tape", "gradients_1", "x_grad",
+                                 "gradient", "grad", "_grad_x", "agradients", "Relu_grad",
+                                 "dense", "g"]), min_size=1, max_size=4).map("/".join))
+def test_gradients_come_after_the_forward_copies_of_a_structure(name: str) -> None:
+    """A structure's instances list the forward model's copies before their gradients': a
+    group is a gradient's when a part of its name starts ``gradients`` or ``gradient_tape``
+    or ends ``_grad`` (the names that cannot say so are not split)."""
+    from graphviz_tb.group.templates import _forward_first
+
+    parts = name.split("/")
+    expected = any(p.startswith(("gradients", "gradient_tape")) or p.endswith("_grad")
+                   for p in parts)
+    group = Group(name, Hierarchy.__new__(Hierarchy))
+    assert _forward_first(group) == (expected, name)

@@ -292,7 +292,8 @@ class Templates:
             if not _is_group_series(g):
                 instances.setdefault(self.of(g), []).append(g)
         for gs in instances.values():
-            gs.sort(key=_forward_first)
+            if len(gs) > 1:  # a sort works out the key of a list's one item too
+                gs.sort(key=_forward_first)
         self.instances = instances
         self.repeated = _legend_order(instances)
 
@@ -458,8 +459,11 @@ def _forward_first(g: Group) -> tuple[bool, str]:
     """Instances of a structure in the order a reader recognises them: the forward model's
     copies before their gradients' (``reshape`` before ``gradients/Reshape_1_grad``), then by
     name; the first names the structure in the legend."""
+    name = g.name
+    if "gradient" not in name and "_grad" not in name:  # no part can say so: not split
+        return False, name
     return (any(p.startswith(("gradients", "gradient_tape")) or p.endswith("_grad")
-                for p in g.name.split("/")), g.name)
+                for p in name.split("/")), name)
 
 
 def _legend_order(instances: dict[_K, list[Group]]) -> list[_K]:
