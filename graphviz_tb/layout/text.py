@@ -169,17 +169,9 @@ def carried_tensors(h: Hierarchy, agg: AggEdge) -> Carried:
     return out
 
 
-def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool = False,
-              tensors: Carried | None = None,
-              memo: dict[tuple[int, ...], tuple[str, float]] | None = None
+def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool = False
               ) -> tuple[str, float]:
-    """An edge's label and line width, each carried tensor described once for both (the
-    viewer labels and weighs every edge of the graph).  ``tensors`` is
-    :func:`carried_tensors` when the caller has it already.  ``memo`` remembers looks by the
-    tensors' infos, for a caller that looks at every edge with the same options (ops of one
-    type and attributes share their infos: NASNet-Large's step has 72,000 aggregated edges
-    and 5,300 distinct keys); keyed by the infos' ids, it holds only while the model keeps
-    them (:meth:`~graphviz_tb.model.graph.GraphModel.op_outputs` caches every one).
+    """An edge's label and line width, each carried tensor described once for both.
 
     The label is ``?×784`` for one tensor, ``3 tensors`` for several, nothing for
     control-only edges or without ``shapes``; cut to :data:`MAX_EDGE_LABEL` characters here,
@@ -187,11 +179,10 @@ def edge_look(h: Hierarchy, agg: AggEdge, *, shapes: bool = True, dtypes: bool =
     layout nor differs from what is drawn.  The width comes from the bytes carried (see
     :func:`_width`).
     """
-    if tensors is None:
-        tensors = carried_tensors(h, agg)
+    tensors = carried_tensors(h, agg)
     edge_tensor = h.model.edge_tensor
     infos = [edge_tensor(u, v, k) for u, v, k in islice(tensors.values(), WEIGHED)]
-    return look_of(agg, len(tensors), infos, shapes=shapes, dtypes=dtypes, memo=memo)
+    return look_of(agg, len(tensors), infos, shapes=shapes, dtypes=dtypes, memo=None)
 
 
 def look_of(agg: AggEdge, count: int, infos: list[TensorInfo | None], *, shapes: bool,
@@ -199,7 +190,11 @@ def look_of(agg: AggEdge, count: int, infos: list[TensorInfo | None], *, shapes:
             ) -> tuple[str, float]:
     """:func:`edge_look` of an edge carrying ``count`` distinct tensors, the first
     :data:`WEIGHED` of them ``infos``: for a caller that found them as it read the edges (the
-    viewer's page, reading every edge once)."""
+    viewer's page, reading every edge once).  ``memo`` remembers looks by the infos, for a
+    caller that looks at every edge with the same options (ops of one type and attributes
+    share their infos: NASNet-Large's step has 72,000 aggregated edges and 5,300 distinct
+    keys); keyed by the infos' ids, it holds only while the caller keeps the infos alive
+    (the page's ops table does)."""
     if memo is not None:
         # Every tensor is a data or ref edge's, so the count also says whether there is one.
         key = (count, *map(id, infos))

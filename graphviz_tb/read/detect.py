@@ -25,7 +25,7 @@ from tensorboard.compat.proto.meta_graph_pb2 import MetaGraphDef
 
 from ..errors import InputError, NoGraphError
 from ._proto import is_plausible_graph
-from .graphdef import trial_head
+from .graphdef import graph_head_class
 from .onnx import is_onnx_model
 from .savedmodel import SavedModel, find_saved_model_file
 from .tfrecord import is_tfrecord_header
@@ -75,7 +75,7 @@ class Detected:
         The protobuf is in text format.
     message:
         The binary protobuf parsed during detection (GraphDef, MetaGraphDef or SavedModel); for
-        a GraphDef without a function library, its head (``graphdef.trial_head``).
+        a GraphDef without a function library, its head (``graphdef.parse_head``).
     config:
         The Keras config parsed during detection of a JSON file.
     """
@@ -222,12 +222,15 @@ def _detect_binary(path: Path, name: str) -> Detected:
     empty_graph = decoded = False
     for fmt in candidates:
         if fmt == "graphdef":
-            head = trial_head(data)
-            if head is None:  # nor does it decode as a GraphDef
+            # Read as the head the model is built from (graphdef.parse_head), so the file is
+            # parsed once; the model checks the NodeDefs it keeps.  Bytes that do not decode
+            # as a head do not as a GraphDef either: its fields are a GraphDef's.
+            head = _trial_parse(graph_head_class(), data)
+            if head is None:
                 continue
             if not head.HasField("library") and is_plausible_graph(head):
-                return Detected(fmt, message=head)  # the model's head: the file parsed once
-        message = _trial_parse(fmt, data)
+                return Detected(fmt, message=head)
+        message = _trial_parse(_MESSAGES[fmt], data)
         if message is None:
             continue
         decoded = True
@@ -254,9 +257,14 @@ def _is_empty_graph(graph: Any) -> bool:
             and not len(unknown_fields.UnknownFieldSet(graph)))
 
 
-def _trial_parse(fmt: str, data: bytes) -> Message | None:
-    message: Message = {"graphdef": GraphDef, "metagraph": MetaGraphDef,
-                        "savedmodel": SavedModel}[fmt]()
+#: What each binary format is parsed as.
+_MESSAGES: dict[str, type[Message]] = {
+    "graphdef": GraphDef, "metagraph": MetaGraphDef, "savedmodel": SavedModel}
+
+
+def _trial_parse(cls: type[Message], data: bytes) -> Message | None:
+    """``data`` parsed as ``cls``, or None when it does not decode as one."""
+    message = cls()
     try:
         message.ParseFromString(data)
     except DecodeError:

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 from tensorboard.compat.proto import function_pb2, versions_pb2
 from tensorboard.compat.proto.graph_pb2 import GraphDef
 
 from ._proto import check_has_ops, parse_binary, parse_text, read_bytes
 from .base import Discovery, GraphSource
 
-__all__ = ["HEAD_MESSAGE", "as_graph_def", "discover", "parse", "parse_head", "trial_head"]
+__all__ = ["HEAD_MESSAGE", "as_graph_def", "discover", "graph_head_class", "parse", "parse_head"]
 
 #: The full name of a graph head's message (see :func:`parse_head`).
 HEAD_MESSAGE = "graphviz_tb.GraphHead"
@@ -34,7 +34,7 @@ def parse(path: str | os.PathLike[str], *, text: bool) -> GraphDef:
     return check_has_ops(graph, name)
 
 
-def _graph_head_class() -> type[Message]:
+def graph_head_class() -> type[Message]:
     """A message read from a GraphDef's bytes whose nodes have only ``name``, ``op``,
     ``input`` and ``device`` (see :func:`parse_head`), made once in protobuf's default pool:
     its library and versions are TensorBoard's own classes."""
@@ -63,21 +63,6 @@ def _graph_head_class() -> type[Message]:
     return message_factory.GetMessageClass(found)
 
 
-def trial_head(data: bytes) -> Any:
-    """``data`` read as a graph's head (see :func:`parse_head`), or None when it does not decode
-    as one: content detection's trial parse of a binary GraphDef.  A head that detection
-    accepts is the one the model is built from, so the file is parsed once; the head checks
-    only the fields it reads, and the model checks each distinct NodeDef it keeps
-    (:func:`graphviz_tb.model.builder.start_model`).  Bytes that do not decode as a head do
-    not decode as a GraphDef either: the head's fields are a GraphDef's, of the same types."""
-    head = _graph_head_class()()
-    try:
-        head.ParseFromString(data)
-    except DecodeError:
-        return None
-    return head
-
-
 def parse_head(data: bytes, name: str) -> Any:
     """A binary GraphDef without a function library, read as what building its model needs:
     each node's name, op type, inputs and device; every other field is kept as the bytes it
@@ -92,7 +77,7 @@ def parse_head(data: bytes, name: str) -> Any:
     A head is read for one model, whose build changes it: the nodes it keeps bare lose their
     names and inputs (see :func:`graphviz_tb.model.builder.start_model`).
     """
-    head = parse_binary(_graph_head_class(), data, name, "GraphDef")
+    head = parse_binary(graph_head_class(), data, name, "GraphDef")
     return parse_binary(GraphDef, data, name, "GraphDef") if head.HasField("library") \
         else head
 
@@ -108,7 +93,7 @@ def discover(path: str | os.PathLike[str], *, text: bool, graph: Any = None) -> 
     """List the one graph of a GraphDef file.
 
     ``graph`` is what content detection parsed to recognise the file: a GraphDef, or for a
-    binary one without a library its head (:func:`trial_head`), which the model is built from
+    binary one without a library its head (:func:`parse_head`), which the model is built from
     (the file is not parsed again).  Without it the file is parsed here, so errors surface at
     discovery rather than later at render time.
     """
