@@ -79,7 +79,7 @@ class _Ranked:
 
 class _AttrTable:
     """Op attributes interned twice: each distinct ``[name, value]`` pair once (``pairs``), and
-    each op's sorted list of pair indices once (``sets``).
+    each op's sorted tuple of pair indices once (``sets``: a tuple is the key and the value).
 
     Ops share most attributes (a dtype, a colocation class, a padding) but seldom all of them,
     so interning whole maps kept a third of NASNet-Large's page in near-copies.  And an
@@ -127,7 +127,7 @@ class _AttrTable:
                 raws.append(found[0])
             if found[1] >= 0:
                 ids.append(found[1])
-        return (self.sets(tuple(ids), ids) if ids else -1), tuple(raws)
+        return (self.sets(tuple(ids)) if ids else -1), tuple(raws)
 
 
 def _attr_value(raw: bytes) -> Any:
@@ -198,13 +198,25 @@ class OpsData:
         # An op's outputs follow from its type and attributes alone (shapes.node_outputs):
         # worked out once per distinct pair, not once per op (a seventh of the page's build),
         # as op_outputs would work them out.
-        by_attrs: dict[Any, tuple[list[TensorInfo], int, str]] = {}
-        # A kept NodeDef -> its op type, interned attributes and the serialized values its
-        # outputs follow from.  The model keeps one bytes object per distinct bare NodeDef
-        # (type, device, attributes), so ops sharing one are read once (a traced NASNet-Large
-        # step's 69,453 ops have 168).
-        by_raw: dict[Any, tuple[str | None, int, tuple[int, ...],
-                                list[tuple[str, bytes]]]] = {}
+        by_attrs: dict[Any, list[Any]] = {}  # [outputs, None until an op takes them]
+
+        def outputs_found(infos: list[TensorInfo]) -> tuple[list[TensorInfo], int, str]:
+            """Outputs as the columns take them: themselves, their index in ``outs``
+            (interned as an op first takes them, so in op order) and the first one's dtype."""
+            outs = tuple(infos)
+            index = by_info.get(outs, -1) if outs else -1
+            if outs and index < 0:
+                index = by_info[outs] = self.outs(tuple(
+                    (o.dtype, format_shape(o) or None) for o in infos))
+            return infos, index, (infos[0].dtype if infos else None) or "(unknown)"
+
+        # A kept NodeDef -> its op type, interned attributes and the outputs its type and
+        # attributes give (by_attrs, worked out as it is first read: only the parsed parts
+        # say them).  The model keeps one bytes object per distinct bare NodeDef (type,
+        # device, attributes), so ops sharing one are read once (a traced NASNet-Large step's
+        # 69,453 ops have 168); what is kept of each is what the ops take, not its parts (a
+        # million-op page held 380,000 lists of serialized attributes).
+        by_raw: dict[Any, tuple[str | None, int, list[Any]]] = {}
         for j, m in enumerate(members):
             data = node[m.name]
             self.devices.append(data["device"] or "(no device)")
@@ -213,31 +225,29 @@ class OpsData:
             seen = by_raw.get(raw) if kept else None
             if seen is None:
                 parts = _parts(raw, data)
-                seen = (parts[0], *self.attrs(parts[1]),
-                        [e for e in parts[1] if e[0] in OUTPUT_ATTRS]) if parts is not None \
-                    else (None, -1, (), [])
+                if parts is None:
+                    seen = (None, -1, [])  # no type: the model says the outputs
+                else:
+                    attr, raws = self.attrs(parts[1])
+                    key = (parts[0], raws)
+                    given = by_attrs.get(key)
+                    if given is None:  # as op_outputs would, from the parts, not parsed again
+                        given = by_attrs[key] = [outputs_of(parts[0], {
+                            k: _attr_value(v) for k, v in parts[1] if k in OUTPUT_ATTRS}), None]
+                    seen = (parts[0], attr, given)
                 if kept:
                     by_raw[raw] = seen
-            op_type, attr, raws, values = seen
+            op_type, attr, given = seen
             self.attr.append(attr)
-            # None: the outputs are not the type's and the attributes' alone (no NodeDef, or
-            # known otherwise).
-            key = (op_type, raws) if op_type is not None and m.name not in known \
-                and "outputs" not in data else None
-            found = by_attrs.get(key) if key is not None else None
-            if found is None:
-                if key is not None and op_type is not None:  # as op_outputs, not parsed again
-                    infos = outputs_of(op_type, {k: _attr_value(v) for k, v in values})
-                else:
-                    infos = model.op_outputs(m.name)
-                outs = tuple(infos)
-                index = by_info.get(outs, -1) if outs else -1
-                if outs and index < 0:
-                    index = by_info[outs] = self.outs(tuple(
-                        (o.dtype, format_shape(o) or None) for o in infos))
-                found = (infos, index, (infos[0].dtype if infos else None) or "(unknown)")
-                if key is not None:
-                    by_attrs[key] = found
+            # The outputs are the type's and the attributes' alone but for an op with no
+            # NodeDef or whose outputs are known otherwise.
+            if op_type is None or m.name in known or "outputs" in data:
+                found = outputs_found(model.op_outputs(m.name))
+            else:
+                taken = given[1]
+                if taken is None:
+                    taken = given[1] = outputs_found(given[0])
+                found = taken
             self.outputs.append(found[0])
             self.out.append(found[1])
             self.dtypes.append(found[2])

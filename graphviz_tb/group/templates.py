@@ -334,17 +334,22 @@ class Templates:
         tree come first, so a structure has one colour in the SVG, the viewer and at every
         depth.  None past the palette, for a structure too small to spend a colour on, or
         for a unique one."""
+        if self._slots is None:
+            self._slots = self._largest()
+        # Only a bucket with a place can give one (a palette's worth of them): others answer
+        # before their groups are split into structures (``alike``), a large bucket's
+        # lookup once per template on a page.
+        key = self._key[_drawn_as(group)]
+        place = self._slots.get(key)
+        if place is None:
+            return None
         same = self.alike(group)
         if len(same) < 2:
             return None
-        if self._slots is None:
-            self._slots = self._largest()
-        key = self._key[same[0]]
-        place = self._slots.get(key)
         # A bucket holding several structures (one op multiset, wired two ways) lends its
         # place to the structure of its first group by name, the same in every picture.
         first = min(self._bucketed[key], key=lambda g: g.name)  # type: ignore[index]
-        return place if place is not None and self.alike(first) is same else None
+        return place if self.alike(first) is same else None
 
     def _largest(self) -> dict[int, int]:
         """The palette's places, by invariant bucket (see :meth:`_bucket_all`): the buckets
