@@ -5,8 +5,8 @@ Graphviz (exactly what the SVG output shows) and embeds everything the page need
 column-oriented JSON, its integer columns packed as base64 typed arrays (write.page):
 
 * every member of the hierarchy (ops and groups): parent, name (as a suffix of an ancestor's
-  name), kind, op type, collapsed size (interned) and label, colour keys (structure template,
-  op type, device, dtype);
+  name), kind, op type, collapsed size (interned), label and second line (interned), colour
+  keys (structure template, op type, device, dtype);
 * every group's aggregated edges between its children, in the order
   :func:`~graphviz_tb.layout.groups.layout_groups` feeds them to Graphviz, with their shape
   labels and widths (both interned);
@@ -77,7 +77,7 @@ __all__ = ["DATA_VERSION", "VIEWER_DIR", "build_data", "finite"]
 
 VIEWER_DIR = Path(__file__).with_name("viewer")
 #: Format of the embedded data; the bundle refuses data of another version.
-DATA_VERSION = 2
+DATA_VERSION = 3
 
 #: The most changes a diff's page lists (the picture colours them all).
 _MAX_CHANGES = 5000
@@ -215,13 +215,14 @@ class _Builder:
         parent, nb, ns = unset * n, unset * n, [""] * n
         kind, typ, tpl, dev, dt = zero * n, unset * n, unset * n, unset * n, unset * n
         sz, nops, attr, out = zero * n, array("i", [1]) * n, unset * n, unset * n
+        # Each member's second line, interned (a group's "12 ops", an op's diff note): a dict
+        # by member held 600,000 of them for a million-op graph.
+        cap, captions = unset * n, Interner()
         # Collapsed sizes (NASNet-Large's 101,000 members have 96), in inches to 3 decimals:
         # exactly what layout.group_dot writes, so the page's DOT for a group is Python's.
         sizes = Interner()
         sizes((0.0, 0.0))  # the root's
         labels: dict[int, str] = {}
-        captions: dict[int, str] = {}
-        caption: dict[str, str] = {}
         functions: dict[int, str] = {}
         # An op's box depends only on its label and type (layout.leaf_size): sized once per
         # distinct pair (NASNet-Large's 65,000 ops have 750 or 2,900), its size interned with it.
@@ -252,8 +253,8 @@ class _Builder:
                     tpl[i] = t
                 dev[i] = dev_i.get(group_dev.get(m, ""), -1)
                 nops[i] = m.op_count
-                if len(lines) > 1:  # one string for each distinct caption ("12 ops")
-                    captions[i] = caption.setdefault(lines[1], lines[1])
+                if len(lines) > 1:
+                    cap[i] = captions(lines[1])
                 if m.function:
                     functions[i] = m.function
                 continue
@@ -265,7 +266,7 @@ class _Builder:
             if note:  # its own second line (a diff's change): sized alone, and shipped
                 w, hh, lines = leaf_size(m, note)
                 box = (sizes((round(w / PT, 3), round(hh / PT, 3))), lines[0])
-                captions[i] = lines[1]
+                cap[i] = captions(lines[1])
             elif box is None:
                 w, hh, lines = leaf_size(m)
                 box = op_box[(m.label, m.op)] = (
@@ -286,7 +287,7 @@ class _Builder:
         return {
             "parent": parent, "nb": nb, "ns": ns, "kind": kind, "type": typ, "sz": sz,
             "sizes": sizes.values, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops,
-            "attr": attr, "out": out, "labels": labels, "captions": captions,
+            "attr": attr, "out": out, "labels": labels, "cap": cap, "captions": captions.values,
             "functions": functions,
             "calls": {op_ids[j]: c for j, c in ops.calls.items()},
             "notes": {op_ids[j]: c for j, c in ops.notes.items()},

@@ -217,6 +217,7 @@ class OpsData:
         # 69,453 ops have 168); what is kept of each is what the ops take, not its parts (a
         # million-op page held 380,000 lists of serialized attributes).
         by_raw: dict[Any, tuple[str | None, int, list[Any]]] = {}
+        types: dict[str, str] = {}
         for j, m in enumerate(members):
             data = node[m.name]
             self.devices.append(data["device"] or "(no device)")
@@ -228,13 +229,14 @@ class OpsData:
                 if parts is None:
                     seen = (None, -1, [])  # no type: the model says the outputs
                 else:
+                    typ = types.setdefault(parts[0], parts[0])  # else a string per NodeDef
                     attr, raws = self.attrs(parts[1])
-                    key = (parts[0], raws)
+                    key = (typ, raws)
                     given = by_attrs.get(key)
                     if given is None:  # as op_outputs would, from the parts, not parsed again
-                        given = by_attrs[key] = [outputs_of(parts[0], {
+                        given = by_attrs[key] = [outputs_of(typ, {
                             k: _attr_value(v) for k, v in parts[1] if k in OUTPUT_ATTRS}), None]
-                    seen = (parts[0], attr, given)
+                    seen = (typ, attr, given)
                 if kept:
                     by_raw[raw] = seen
             op_type, attr, given = seen

@@ -29,7 +29,7 @@ __all__ = ["PageEntry", "page_data", "page_json", "write_page"]
 
 
 #: The integer columns a page carries packed (see :func:`_packed`).
-_PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out",
+_PACKED = ("parent", "nb", "kind", "type", "sz", "tpl", "dev", "dt", "nops", "attr", "out", "cap",
            "ag", "as", "ad", "an", "ac", "ar", "ab", "al", "aw", "ae", "es", "ed", "ec", "ei",
            "carry")
 
@@ -97,9 +97,27 @@ def _json_pieces(value: dict[str, Any], graph: bool) -> Iterator[str]:
                 yield from _json_pieces(item[j], True)
                 item[j] = None  # written
             yield "]"
+        elif graph and key in _PACKED:
+            yield _json(_packed(item))
         else:
-            yield _json(_packed(item) if graph and key in _PACKED else item)
+            yield from _json_list(item) if type(item) is list else (_json(item),)
     yield "}"
+
+
+#: How many items of a list :func:`_json_list` writes at a time.
+_LIST_PIECE = 1 << 16
+
+
+def _json_list(items: list[Any]) -> Iterator[str]:
+    """:func:`_json` of a list in pieces of :data:`_LIST_PIECE` items: a million-op page's
+    names, written whole, were one string of 30 MB and its bytes as many again."""
+    if len(items) <= _LIST_PIECE:
+        yield _json(items)
+        return
+    yield "["
+    for start in range(0, len(items), _LIST_PIECE):
+        yield ("," if start else "") + _json(items[start:start + _LIST_PIECE])[1:-1]
+    yield "]"
 
 
 def _little_endian(values: array[Any]) -> array[Any]:

@@ -51,7 +51,7 @@ export class Graph {
     const n = this.parent.length;
     this.n = n;
     this.data = d;
-    for (const key of ["kind", "type", "tpl", "dev", "dt", "nops", "attr", "out"]) {
+    for (const key of ["kind", "type", "tpl", "dev", "dt", "nops", "attr", "out", "cap"]) {
       this[key] = ints(key);
     }
     // Collapsed sizes come interned, in inches (as the DOT gets them); drawing is in points.
@@ -236,7 +236,8 @@ export class Graph {
   // Label lines of a collapsed member, as layout/text.py leaf_size gives them.
   lines(i) {
     const label = this.label[i];
-    const cap = this.captions[i]; // a group's, or an op's diff note ("Tanh · was Relu")
+    // A group's second line, or an op's diff note ("Tanh · was Relu"), interned.
+    const cap = this.cap[i] >= 0 ? this.captions[this.cap[i]] : null;
     if (cap) return [label, cap];
     if (this.kind[i] > 0) return [label];
     const op = this.opType(i);

@@ -11,7 +11,7 @@ import { engine, viz } from "./layout.js";
 import { UI } from "./ui.js";
 import { viewerApi } from "./api.js";
 
-const DATA_VERSION = 2;
+const DATA_VERSION = 3;
 
 function fail(root, message) {
   root.replaceChildren(h("div", { class: "fatal" }, message));
