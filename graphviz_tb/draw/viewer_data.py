@@ -215,8 +215,7 @@ class _Builder:
         parent, nb, ns = unset * n, unset * n, [""] * n
         kind, typ, tpl, dev, dt = zero * n, unset * n, unset * n, unset * n, unset * n
         sz, nops, attr, out = zero * n, array("i", [1]) * n, unset * n, unset * n
-        # Each member's second line, interned (a group's "12 ops", an op's diff note): a dict
-        # by member held 600,000 of them for a million-op graph.
+        # Second lines interned ("12 ops", a diff's note): a dict held 600,000 for 1M ops.
         cap, captions = unset * n, Interner()
         # Collapsed sizes (NASNet-Large's 101,000 members have 96), in inches to 3 decimals:
         # exactly what layout.group_dot writes, so the page's DOT for a group is Python's.
