@@ -3,9 +3,10 @@
 Each run is a fresh process that renders the graph as ``tbgraph render`` does (the collector
 off, as the command keeps it) with every stage of the pipeline timed from the outside: the
 memory estimate, the model, the grouping, the picture, the scene, then for the viewer page the
-edges and templates of every group, the page's data and the page itself (for SVG: the DOT and
-Graphviz).  After each stage it notes the resident memory and the peak so far.  The runs'
-lowest and highest figures are printed as a Markdown table.
+edges and templates of every group and the page's data (for SVG: the DOT and Graphviz), then
+the file's writing (a viewer page is made as it is written).  After each stage it notes the
+resident memory and the peak so far.  The runs' lowest and highest figures are printed as a
+Markdown table.
 
 Usage: ``python bench/stages.py GRAPH.pb [--format html|svg] [--repeat N] [--wheel | --site
 DIR]``.  ``--wheel`` times the package as ``pip install`` gives it (the compiled accelerator),
@@ -27,7 +28,7 @@ import run
 
 #: The pipeline's stages, in the order a render calls them (each a name in graphviz_tb.pipeline).
 STAGES = ("graph_cost", "build_model", "build_hierarchy", "choose_picture", "build_scene",
-          "complete", "build_data", "write_page", "scene_to_dot", "run_neato")
+          "complete", "build_data", "scene_to_dot", "run_neato", "write_output")
 
 _PROBE = """\
 import json, resource, sys, time

@@ -43,10 +43,10 @@ from .read import LAYER_GRAPH_ONLY, discover, discover_object, select, select_co
 from .view.opening import choose_picture
 from .write.files import write_output
 from .write.info import listing_info
-from .write.page import PageEntry, write_page
+from .write.page import PageEntry, page_pieces, write_page
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from .group.tree import Hierarchy
     from .model.costs import StepCosts
@@ -252,29 +252,33 @@ def draw(graph: Drawable, fmt: str, options: RenderOptions, *,
     ``sibling(index, graph_def, None)`` (or ``sibling(index, None, model)`` for a graph whose
     model is built already); otherwise the one graph with the costs it reads.  With ``path``,
     the file is written whole (or not at all) and None returned; else the bytes."""
-    data = _drawn(graph, fmt, options, sibling, progress)
+    pieces = _drawn(graph, fmt, options, sibling, progress)
     if path is None:
-        return data
-    write_output(path, data)
+        return b"".join(pieces)
+    write_output(path, pieces)
     return None
 
 
 def _drawn(graph: Drawable, fmt: str, options: RenderOptions,
            sibling: Callable[[int, Any, GraphModel | None], Drawable],
-           progress: Callable[[int, int], None] | None) -> bytes:
-    """What :func:`draw` draws."""
+           progress: Callable[[int, int], None] | None) -> Iterable[bytes]:
+    """What :func:`draw` draws, in pieces that join to it: a viewer page's are made as they
+    are written (see :func:`~graphviz_tb.write.page.page_pieces`)."""
     if graph.cost is not None:
         check_render(graph.cost, graph.name, fmt, options.expand_all)
     indices = page_graphs(graph) if fmt == "html" else [graph.index]
     if len(indices) > 1:
-        return _logdir_page(graph, indices, options, sibling, progress)
+        return (_logdir_page(graph, indices, options, sibling, progress),)
     costs = None
     if fmt == "html" or metric_of(options.color_by) is not None:
         # every step for the viewer's step picker, the chosen one for a static picture
         # coloured by cost; the view refuses a cost colouring that finds none
         costs = graph.costs(every_step=fmt == "html")
-    return render_bytes(graph.hierarchy(options), fmt, options, title=graph.name,
-                        progress=progress, costs=costs)
+    h = graph.hierarchy(options)
+    if fmt == "html":
+        return (piece.encode("utf-8") for piece in _html_pieces(
+            h, options, title=graph.name, progress=progress, costs=costs))
+    return (render_bytes(h, fmt, options, title=graph.name, progress=progress, costs=costs),)
 
 
 @paused_gc
@@ -316,8 +320,17 @@ def render_html(h: Hierarchy, options: RenderOptions, *, title: str = "graph",
                 progress: Callable[[int, int], None] | None = None,
                 costs: CostSet | None = None) -> str:
     """The viewer page for hierarchy ``h``: one self-contained HTML document."""
+    return "".join(_html_pieces(h, options, title=title, progress=progress, costs=costs))
+
+
+@paused_gc
+def _html_pieces(h: Hierarchy, options: RenderOptions, *, title: str,
+                 progress: Callable[[int, int], None] | None,
+                 costs: CostSet | None) -> Iterator[str]:
+    """:func:`render_html`'s page in pieces: its data is built here and now (the collector
+    paused), and written to the pieces as they are asked for."""
     data = _viewer_data(h, options, title=title, progress=progress, costs=costs)
-    return write_page(data, options.style, options.title or title)
+    return page_pieces(data, options.style, options.title or title)
 
 
 # --------------------------------------------------------------------------- logdir pages

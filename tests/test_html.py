@@ -219,15 +219,17 @@ def test_the_data_is_deflated_as_the_json_of_the_whole(pages: dict[str, Path]) -
 
     data = page_data(pages["mnist"].read_text(encoding="utf-8"))
     odd = {"x": float("nan"), "ns": ["\u2028", "\ud800"], "version": 1}
-    # Pieces that deflate to output of their own, cut wherever 3-byte groups fall.
+    # Pieces that deflate to output of their own, cut wherever 3-byte groups fall, and lists
+    # long enough to be written in pieces themselves (one just over a piece's length).
     big = {key: [hashlib.sha256(f"{key}{i}".encode()).hexdigest() for i in range(n)]
-           for key, n in (("a", 20_000), ("b", 1), ("c", 30_001))}
+           for key, n in (("a", 20_000), ("b", 1), ("c", 30_001), ("d", 140_000),
+                          ("e", (1 << 16) + 1))}
     for value, whole in ((data, packed(data)),
                          ({"graphs": [data, odd], "title": "t"},
                           {"graphs": [packed(data), odd], "title": "t"}),
                          ({}, {}), (odd, odd), (big, big)):
         given = copy.deepcopy(value)
-        payload = _deflated(given)
+        payload = "".join(_deflated(given))
         assert zlib.decompress(base64.b64decode(payload, validate=True)) \
             == _json(whole).encode("ascii")
         assert given == {}

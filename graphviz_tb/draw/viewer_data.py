@@ -176,15 +176,15 @@ class _Builder:
         """Each group's commonest device among all its ops (bottom-up, so linear).  Most graphs
         name one device or none: then every group holding an op takes it, with no count per
         group (a Counter per member was a large part of a big graph's page data)."""
-        if len(set(ops.devices)) == 1:  # each op's groups, up to one already found
+        if len(ops.devices.names) == 1:  # each op's groups, up to one already found
             holding: set[Group] = set()  # (all on the page: _order keeps whole chains)
             for op in ops.members:
                 g = op.parent
                 while g is not None and g not in holding:
                     holding.add(g)
                     g = g.parent
-            return dict.fromkeys(holding, ops.devices[0])
-        devices = dict(zip(ops.members, ops.devices, strict=True))
+            return dict.fromkeys(holding, ops.devices.names[0])
+        devices = {op: ops.devices.value(k) for k, op in enumerate(ops.members)}
         counts: dict[Group, Counter[str]] = {}
         for m in reversed(self.members):
             if isinstance(m, Group):
@@ -207,7 +207,8 @@ class _Builder:
         # A group's device is its commonest op device, so always in the ops' table.
         group_dev = self._device_keys(ops)
         self._callers = [ops.members[j] for j in ops.calls]  # see _loop_carry
-        op_i, dev_i, dt_i = ops.type_names.index, ops.device_names.index, ops.dtype_names.index
+        op_i, dev_i = ops.type_names.index, ops.devices.index
+        devices, dtypes = ops.devices, ops.dtypes
         n = len(self.members)
         # The integer columns as 4-byte arrays (the page packs them as such): a list holds
         # 8 bytes a member per column.
@@ -274,10 +275,9 @@ class _Builder:
             if box[1] != ns[i]:
                 labels[i] = box[1]
             kind[i], typ[i] = -_ROLES.get(m.role, 0), op_i[m.op]
-            dev[i], dt[i] = dev_i[ops.devices[k]], dt_i[ops.dtypes[k]]
+            dev[i], dt[i] = devices.ranked(k), dtypes.ranked(k)
             attr[i], out[i] = ops.attr[k], ops.out[k]
             k += 1
-        op_ids = [ids[m] for m in ops.members]
         tpl_table = []
         called = legend_labels([templates.representative(t) for t in templates.repeated])
         for t, name in zip(templates.repeated, called, strict=True):
@@ -288,11 +288,11 @@ class _Builder:
             "sizes": sizes.values, "tpl": tpl, "dev": dev, "dt": dt, "nops": nops,
             "attr": attr, "out": out, "labels": labels, "cap": cap, "captions": captions.values,
             "functions": functions,
-            "calls": {op_ids[j]: c for j, c in ops.calls.items()},
-            "notes": {op_ids[j]: c for j, c in ops.notes.items()},
+            "calls": {ops.members[j].page: c for j, c in ops.calls.items()},
+            "notes": {ops.members[j].page: c for j, c in ops.notes.items()},
             "attrs": ops.attrs.pairs, "attrSets": ops.attrs.sets.values,
             "outs": ops.outs.values, "opTypes": ops.type_names.names,
-            "devices": ops.device_names.names, "dtypes": ops.dtype_names.names,
+            "devices": ops.devices.names, "dtypes": ops.dtypes.names,
             "templates": tpl_table,
         }
 

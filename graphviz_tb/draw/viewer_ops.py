@@ -77,6 +77,37 @@ class _Ranked:
         self.index = {k: i for i, k in enumerate(self.names)}
 
 
+class _Keys:
+    """One colour key of every op (a device, a dtype), as an index into its distinct values
+    (4 bytes an op: a list of the strings took 8), ranked as :class:`_Ranked` ranks once all
+    are in."""
+
+    def __init__(self) -> None:
+        self.at = array("i")
+        self.values = Interner()
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}  # name -> its place in ``names``
+        self.rank: list[int] = []
+
+    def add(self, value: str) -> None:
+        self.at.append(self.values(value))
+
+    def value(self, k: int) -> str:
+        """Op ``k``'s value."""
+        return self.values.values[self.at[k]]
+
+    def ranked(self, k: int) -> int:
+        """Op ``k``'s value's index in ``names`` (once sealed)."""
+        return self.rank[self.at[k]]
+
+    def seal(self) -> None:
+        counts = Counter(self.at)
+        distinct = self.values.values
+        self.names = sorted(distinct, key=lambda v: (-counts[self.values.index[v]], v))
+        self.index = {v: i for i, v in enumerate(self.names)}
+        self.rank = [self.index[v] for v in distinct]
+
+
 class _AttrTable:
     """Op attributes interned twice: each distinct ``[name, value]`` pair once (``pairs``), and
     each op's sorted tuple of pair indices once (``sets``: a tuple is the key and the value).
@@ -183,10 +214,10 @@ class OpsData:
         node = model.g.node_data  # the node dicts themselves: networkx's view is slower
         known = model.cached_outputs()
         self.members = members
-        self.devices: list[str] = []
-        self.dtypes: list[str] = []
-        self.attr: list[int] = []
-        self.out: list[int] = []
+        self.devices = _Keys()
+        self.dtypes = _Keys()
+        self.attr = array("i")  # 4 bytes an op, not a list's 8
+        self.out = array("i")
         self.calls: dict[int, list[str]] = {}
         self.notes: dict[int, list[str]] = {}
         #: Each op's outputs, as ``model.op_outputs`` gives them, for the edge labels
@@ -220,7 +251,7 @@ class OpsData:
         types: dict[str, str] = {}
         for j, m in enumerate(members):
             data = node[m.name]
-            self.devices.append(data["device"] or "(no device)")
+            self.devices.add(data["device"] or "(no device)")
             raw = data.get("node_def")
             kept = type(raw) is bytes
             seen = by_raw.get(raw) if kept else None
@@ -252,7 +283,7 @@ class OpsData:
                 found = taken
             self.outputs.append(found[0])
             self.out.append(found[1])
-            self.dtypes.append(found[2])
+            self.dtypes.add(found[2])
             if data.get("calls"):
                 self.calls[j] = list(data["calls"])
             notes = _op_notes(m, data)
@@ -260,8 +291,8 @@ class OpsData:
                 self.notes[j] = notes
         self.attrs.seal()
         self.type_names = _Ranked([m.op for m in members])
-        self.device_names = _Ranked(self.devices)
-        self.dtype_names = _Ranked(self.dtypes)
+        self.devices.seal()
+        self.dtypes.seal()
 
 
 class OpEdgeTensors:

@@ -287,6 +287,10 @@ class Templates:
         """Decide every group, and list the repeated templates in legend order (the viewer
         ships them all)."""
         self._decide_all()
+        # Every group has its template: the forms that found them are done with (a million-op
+        # graph's held 60 MB to the end of its page), and a later one is worked out afresh.
+        self._forms, self._sizes, self._form_ids = {}, {}, {}
+        self._forms_made = len(self.h.series_made)
         instances: dict[int, list[Group]] = {}
         for g in self.h.all_groups():
             if not _is_group_series(g):

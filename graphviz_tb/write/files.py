@@ -7,14 +7,17 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import GraphvizTbError
 
 __all__ = ["write_output"]
 
-def write_output(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file beside it, fsync, rename.
+def write_output(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (or its pieces, made as they are written) to ``path`` atomically: temp
+    file beside it, fsync, rename.
 
     A symlink stays a link: the file it names is the one replaced.  A target that is no
     regular file (``/dev/null``, a named pipe) or an open stream (``/dev/stdout``) is written
@@ -41,7 +44,7 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
         raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            _write_all(fh, data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
@@ -52,6 +55,14 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> None:
         if isinstance(exc, OSError):
             raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None
         raise
+
+
+def _write_all(fh: BinaryIO, data: bytes | Iterable[bytes]) -> None:
+    if isinstance(data, bytes):
+        fh.write(data)
+        return
+    for piece in data:
+        fh.write(piece)
 
 
 def _is_special(path: str | os.PathLike[str]) -> bool:
@@ -67,11 +78,14 @@ def _is_special(path: str | os.PathLike[str]) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def _write_into(target: Path, data: bytes) -> None:
+def _write_into(target: Path, data: bytes | Iterable[bytes]) -> None:
     """``data`` written into a device, pipe or stream.  Appended: ``/dev/stdout`` reopens the
-    file the shell redirected to, and ``>> log`` asks to keep what the log holds."""
+    file the shell redirected to, and ``>> log`` asks to keep what the log holds.  Pieces are
+    all made first: a failure making one leaves nothing written (no temp file guards a
+    stream)."""
+    whole = data if isinstance(data, bytes) else b"".join(data)
     try:
         with target.open("ab") as fh:
-            fh.write(data)
+            fh.write(whole)
     except OSError as exc:
         raise GraphvizTbError(f"{target}: cannot write it ({exc.strerror or exc})") from None

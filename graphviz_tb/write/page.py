@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from ..options import StyleOptions
 
-__all__ = ["PageEntry", "page_data", "page_json", "write_page"]
+__all__ = ["PageEntry", "page_data", "page_json", "page_pieces", "write_page"]
 
 
 #: The integer columns a page carries packed (see :func:`_packed`).
@@ -56,27 +56,26 @@ def _json(value: Any) -> str:
         return json.dumps(finite(value), separators=(",", ":"))
 
 
-def _deflated(value: dict[str, Any]) -> str:
-    """A page's data (:func:`_json_pieces`, ASCII JSON) deflated (zlib format) as base64,
-    which the page inflates with the browser's own DecompressionStream.  Deflated, a page is
-    a fifth of its JSON's size (a million-op graph's 167 MB), and base64 needs no escaping
-    inside ``<script>``.
+def _deflated(value: dict[str, Any]) -> Iterator[str]:
+    """A page's data (:func:`_json_pieces`, ASCII JSON) deflated (zlib format) as base64, in
+    pieces, which the page inflates with the browser's own DecompressionStream.  Deflated, a
+    page is a fifth of its JSON's size (a million-op graph's 167 MB), and base64 needs no
+    escaping inside ``<script>``.
 
     The JSON is deflated piece by piece and each piece's output encoded as it comes (base64
-    of whole 3-byte groups joins into the base64 of the whole): the whole JSON, its deflated
-    bytes and their base64 as bytes were the largest allocations of a big graph's page.
-    ``value`` is emptied as it is written (see :func:`_json_pieces`)."""
+    of whole 3-byte groups joins into the base64 of the whole), for a writer to write it as it
+    comes: the whole JSON, its deflated bytes and their base64, each held whole, were the
+    largest allocations of a big graph's page.  ``value`` is emptied as it is written (see
+    :func:`_json_pieces`)."""
     deflate = zlib.compressobj(_DEFLATE_LEVEL)
-    parts = []
     pending = b""
     for piece in _json_pieces(value, "graphs" not in value):
         pending += deflate.compress(piece.encode("ascii"))
         whole = len(pending) - len(pending) % 3
         if whole:
-            parts.append(base64.b64encode(pending[:whole]).decode("ascii"))
+            yield base64.b64encode(pending[:whole]).decode("ascii")
             pending = pending[whole:]
-    parts.append(base64.b64encode(pending + deflate.flush()).decode("ascii"))
-    return "".join(parts)
+    yield base64.b64encode(pending + deflate.flush()).decode("ascii")
 
 
 def _json_pieces(value: dict[str, Any], graph: bool) -> Iterator[str]:
@@ -233,10 +232,16 @@ class PageEntry:
 
 
 def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
-    """The HTML document around the embedded data: style, viewer, layout worker, policy.
+    """The HTML document around the embedded data (:func:`page_pieces`, joined)."""
+    return "".join(page_pieces(data, options, title))
+
+
+def page_pieces(data: dict[str, Any], options: StyleOptions, title: str) -> Iterator[str]:
+    """The HTML document around the embedded data: style, viewer, layout worker, policy; in
+    pieces that join to it, made as they are asked for, so a writer holds one at a time (a
+    million-op page is 36 MB, and joined then encoded it was held three times over).
     ``data`` is the page's to let go: it is emptied as it is written."""
     script, style, worker = _read_viewer()
-    payload = _deflated(data)
     title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
         "default-src 'none'",
@@ -254,7 +259,7 @@ def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
         "form-action 'none'",
     ])
     theme = "dark" if options.theme == "dark" else "light"
-    return (
+    yield (
         "<!DOCTYPE html>\n"
         f"<html lang=\"en\" data-theme=\"{theme}\">\n<head>\n"
         "<meta charset=\"utf-8\">\n"
@@ -265,7 +270,11 @@ def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
         f"<style>{style}</style>\n"
         "</head>\n<body>\n"
         "<div id=\"app\"><noscript>This graph viewer needs JavaScript.</noscript></div>\n"
-        f"<script type=\"application/octet-stream\" id=\"tbgraph-data\">{payload}</script>\n"
+        "<script type=\"application/octet-stream\" id=\"tbgraph-data\">"
+    )
+    yield from _deflated(data)
+    yield (
+        "</script>\n"
         # Inert data (never run as it is): the worker's script, decoded by the viewer.
         f"<script type=\"application/octet-stream\" id=\"tbgraph-worker\">{worker}</script>\n"
         f"<script>{script}</script>\n"
