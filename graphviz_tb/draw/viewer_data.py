@@ -49,8 +49,7 @@ from ..group.tree import AggEdge, Group, Member, OpNode
 from ..layout.parts import GroupLayout, Stub
 from ..layout.scene import Scene
 from ..layout.text import WEIGHED, group_box, group_lines, leaf_size, look_of
-from ..model.calls import call_targets, call_wiring
-from ..model.graph import CONTROL, DATA, REF, OpGraph, node_def_of
+from ..model.graph import CONTROL, DATA, REF, OpGraph
 from ..style import (
     COST_COLORS,
     DIFF_COLORS,
@@ -62,7 +61,7 @@ from ..style import (
     THEMES,
     UNIQUE_COLOR,
 )
-from .viewer_ops import Interner, OnPage, OpEdgeTensors, OpsData
+from .viewer_ops import Interner, OnPage, OpEdgeTensors, OpsData, loop_carry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -86,6 +85,7 @@ _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5, "block
           "clipping": 12, "decay": 13}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
+_INT32 = -(1 << 31)  # the least 4-byte integer
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -206,7 +206,7 @@ class _Builder:
         self._carried.note(ops)
         # A group's device is its commonest op device, so always in the ops' table.
         group_dev = self._device_keys(ops)
-        self._callers = [ops.members[j] for j in ops.calls]  # see _loop_carry
+        self._callers = [ops.members[j] for j in ops.calls]  # see loop_carry
         op_i, dev_i = ops.type_names.index, ops.devices.index
         devices, dtypes = ops.devices, ops.dtypes
         n = len(self.members)
@@ -310,11 +310,11 @@ class _Builder:
             col[:], col[:], col[:], col[:], col[:], col[:], col[:])
         al, aw, ae = col[:], col[:], col[:]
         # Op edges: source, destination, code (kind | back << 2 | source output << 3) and
-        # destination input slot, a column each.  The last two are lists: a hostile file's
-        # slot numbers may not fit in 4 bytes (the page then keeps them as JSON).
+        # destination input slot, a column each.  The last two become lists when a hostile
+        # file's slot numbers do not fit in 4 bytes (the page then keeps them as JSON).
         es, ed = col[:], col[:]
-        ec: list[int] = []
-        ei: list[int] = []
+        ec: array[int] | list[int] = col[:]
+        ei: array[int] | list[int] = col[:]
         # id(agg.flat) -> index, for the edges the initial layouts draw (a stub's edge shares
         # its list): a dict of every edge was 3% of a big page's memory, for a few hundred.
         drawn = {id(w.agg.flat) for loc in self.scene.layouts.values() for w in loc.wires}
@@ -328,6 +328,7 @@ class _Builder:
         # What the columns take from an edge's dict, worked out once per dict (keyed by id: the
         # graph's, alive meanwhile): NASNet-Large's step has 14,000 for 107,000 edges.
         seen: dict[int, tuple[bool, Any, int, int, int]] = {}
+        members, on_page = self.members, len(self.members)
         for g in self.members:
             if not isinstance(g, Group):
                 continue
@@ -341,7 +342,10 @@ class _Builder:
                 if diff:
                     self.agg_diff.append(_edge_diff(self.model.g, agg))
                 start = len(es)
-                tensors: set[Any] = set()  # as layout.carried_tensors
+                # The distinct tensors, as layout.carried_tensors: the first alone, a set only
+                # for a second (most aggregated edges stand for one op edge).
+                first: Any = None
+                tensors: set[Any] | None = None
                 infos: list[TensorInfo | None] = []  # the first WEIGHED tensors' (look_of)
                 flat = agg.flat  # read in place: ``agg.edges`` makes a tuple per edge
                 for j in range(0, len(flat), 4):
@@ -354,14 +358,25 @@ class _Builder:
                             kind != CONTROL, d.get("tensor"), d["src_output"],
                             _EDGE_KINDS[kind] | (4 if d["back"] else 0) | (
                                 d["src_output"] << 3), d["dst_input"])
+                        if type(ec) is not list and not (
+                                _INT32 <= cols[3] < -_INT32 and _INT32 <= cols[4] < -_INT32):
+                            ec, ei = list(ec), list(ei)
                     if cols[0]:  # a tensor: as tensor_of(u, d)
                         tensor = cols[1] or (x.name, cols[2])
-                        if tensor not in tensors:
-                            tensors.add(tensor)
+                        if first is None or (tensors is None and tensor != first) or (
+                                tensors is not None and tensor not in tensors):
+                            if first is None:
+                                first = tensor
+                            elif tensors is None:
+                                tensors = {first, tensor}
+                            else:
+                                tensors.add(tensor)
                             if len(infos) < WEIGHED:
                                 infos.append(carried(x, d, cols[1], cols[2]))
-                    iu, iv = ids.get(x), ids.get(y)
-                    if iu is None or iv is None:
+                    # On the page (OnPage, inlined: this runs once per op edge)?
+                    iu, iv = x.page, y.page
+                    if iu >= on_page or members[iu] is not x or iv >= on_page \
+                            or members[iv] is not y:
                         continue
                     es.append(iu)
                     ed.append(iv)
@@ -369,7 +384,8 @@ class _Builder:
                     ei.append(cols[4])
                 ae.append(len(es) - start)
                 # Its label and width, as the pictures draw them, interned.
-                label, width = look_of(agg, len(tensors), infos, shapes=shapes, dtypes=dtypes,
+                count = 0 if first is None else 1 if tensors is None else len(tensors)
+                label, width = look_of(agg, count, infos, shapes=shapes, dtypes=dtypes,
                                        memo=self._looks)
                 ag.append(gi)
                 a_src.append(ids[a])
@@ -384,57 +400,7 @@ class _Builder:
         return {"ag": ag, "as": a_src, "ad": a_dst, "an": an, "ac": ac, "ar": ar, "ab": ab,
                 "al": al, "aw": aw, "ae": ae, "edgeLabels": labels.values,
                 "edgeWidths": widths.values, "es": es, "ed": ed, "ec": ec, "ei": ei,
-                "carry": self._loop_carry()}
-
-    def _loop_carry(self) -> list[int]:
-        """What loops carry between iterations, as dependencies for the page's trace (flat
-        ``[src, dst, ...]``, never drawn).  A ``While``: the body's result ``i`` becomes
-        argument ``i`` of the body and of the condition in the next iteration, and the
-        condition's result decides every result of the loop.  A loop whose ``_calls`` says
-        what it carries (ONNX's ``Loop`` and ``Scan``): each result becomes the argument it
-        names."""
-        graph, ops, ids = self.model.g, self.h.ops, self.ids
-        node = graph.node_data  # the node dicts themselves: the view cost more than the rest
-        groups = self.model.function_groups
-        results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
-        args: dict[str, dict[int, int]] = {}  # body prefix -> argument index -> member
-        # The calling ops as the ops' table found them (not a lookup of every op's node dict).
-        callers = [(m, node[m.name]) for m in self._callers]
-        for m in self.members:
-            if type(m) is OpNode and m.role in ("retval", "arg"):
-                data = node[m.name]
-                prefix = m.name.rpartition("/")[0]
-                index = data.get("ret_index" if m.role == "retval" else "arg_index")
-                if groups.get(prefix) == data.get("function") and index is not None:
-                    (results if m.role == "retval" else args).setdefault(prefix, {})[
-                        index] = ids[m]
-        out: list[int] = []
-        for m, op_data in callers:
-            node_def = node_def_of(op_data)
-            if node_def is None:
-                continue
-            targets = call_targets(node_def, self.model.functions)[0]
-            for t, (sub, _) in enumerate(targets):
-                said = call_wiring(node_def, t)
-                prefix = f"{m.name}/{sub}" if sub else m.name
-                body, into = results.get(prefix, {}), args.get(prefix, {})
-                for r, a in enumerate(said[2] if said is not None else ()):
-                    if r in body and a in into:
-                        out.extend((body[r], into[a]))
-            if {sub for sub, _ in targets} != {"cond", "body"}:
-                continue
-            body = results.get(f"{m.name}/body", {})
-            for _, v, d in graph.out_edges(m.name, data=True):
-                arg = ops.get(v)
-                src = body.get(d["src_output"])
-                if (d["kind"] != CONTROL and src is not None and arg is not None
-                        and arg.role == "arg" and arg in ids):
-                    out.extend((src, ids[arg]))
-            cond = results.get(f"{m.name}/cond", {}).get(0)
-            if cond is not None:
-                for i in sorted(body):
-                    out.extend((cond, body[i]))
-        return out
+                "carry": loop_carry(self.h, self.members, self._callers, self.ids)}
 
     # -- diffs
 

@@ -1,5 +1,5 @@
 """Per-op details for the viewer's data: attributes and outputs interned (most ops share them,
-attribute by attribute), and each op's notes."""
+attribute by attribute), each op's notes, and what loops carry from one iteration to the next."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..group.tree import Member, OpNode
-from ..model.graph import BARE, node_def_of
+from ..model.calls import call_targets, call_wiring
+from ..model.graph import BARE, CONTROL, node_def_of
 from ..model.shapes import OUTPUT_ATTRS, format_shape, outputs_of
 from ..read.attrs import decode_attr, serialized_attrs
 
-__all__ = ["Interner", "OnPage", "OpsData"]
+__all__ = ["Interner", "OnPage", "OpEdgeTensors", "OpsData", "loop_carry"]
 
 if TYPE_CHECKING:
+    from ..group.tree import Hierarchy
     from ..model.graph import GraphModel
     from ..model.shapes import TensorInfo
 
@@ -326,3 +328,56 @@ class OpEdgeTensors:
                 if (info is not None and info.known) or x.role != "retval":
                     return info
         return self.model.carried(x.name, data)
+
+
+def loop_carry(h: Hierarchy, members: list[Member], callers_found: list[OpNode],
+               ids: OnPage) -> list[int]:
+    """What loops carry between iterations, as dependencies for the page's trace (flat
+    ``[src, dst, ...]``, never drawn).  A ``While``: the body's result ``i`` becomes
+    argument ``i`` of the body and of the condition in the next iteration, and the
+    condition's result decides every result of the loop.  A loop whose ``_calls`` says
+    what it carries (ONNX's ``Loop`` and ``Scan``): each result becomes the argument it
+    names."""
+    model = h.model
+    graph, ops = model.g, h.ops
+    node = graph.node_data  # the node dicts themselves: the view cost more than the rest
+    groups = model.function_groups
+    results: dict[str, dict[int, int]] = {}  # body prefix -> result index -> member
+    args: dict[str, dict[int, int]] = {}  # body prefix -> argument index -> member
+    # The calling ops as the ops' table found them (not a lookup of every op's node dict).
+    callers = [(m, node[m.name]) for m in callers_found]
+    for m in members:
+        if type(m) is OpNode and m.role in ("retval", "arg"):
+            data = node[m.name]
+            prefix = m.name.rpartition("/")[0]
+            index = data.get("ret_index" if m.role == "retval" else "arg_index")
+            if groups.get(prefix) == data.get("function") and index is not None:
+                (results if m.role == "retval" else args).setdefault(prefix, {})[
+                    index] = ids[m]
+    out: list[int] = []
+    for m, op_data in callers:
+        node_def = node_def_of(op_data)
+        if node_def is None:
+            continue
+        targets = call_targets(node_def, model.functions)[0]
+        for t, (sub, _) in enumerate(targets):
+            said = call_wiring(node_def, t)
+            prefix = f"{m.name}/{sub}" if sub else m.name
+            body, into = results.get(prefix, {}), args.get(prefix, {})
+            for r, a in enumerate(said[2] if said is not None else ()):
+                if r in body and a in into:
+                    out.extend((body[r], into[a]))
+        if {sub for sub, _ in targets} != {"cond", "body"}:
+            continue
+        body = results.get(f"{m.name}/body", {})
+        for _, v, d in graph.out_edges(m.name, data=True):
+            arg = ops.get(v)
+            src = body.get(d["src_output"])
+            if (d["kind"] != CONTROL and src is not None and arg is not None
+                    and arg.role == "arg" and arg in ids):
+                out.extend((src, ids[arg]))
+        cond = results.get(f"{m.name}/cond", {}).get(0)
+        if cond is not None:
+            for i in sorted(body):
+                out.extend((cond, body[i]))
+    return out
