@@ -51,9 +51,8 @@ class Templates:
         self._buckets: dict[tuple, list[tuple[int, tuple | None, tuple | None,
                                               ChildGraph | None]]] = {}
         self._next = 0
-        #: Groups by invariant key, the key of each (see :meth:`_bucket_all`).
+        #: Groups by invariant key, a group's ``op_hash`` (see :meth:`_bucket_all`).
         self._bucketed: dict[int, list[Group]] | None = None
-        self._key: dict[Group, int] = {}
         self._split: dict[int, dict[Group, list[Group]]] = {}
         #: Relative forms computed so far, and how many series had been made when they were: a
         #: picture compares the groups that settling just compared (see :meth:`_form`).
@@ -105,7 +104,7 @@ class Templates:
         if self._bucketed is None:
             self._bucket_all()
         drawn = _drawn_as(group)
-        key = self._key[drawn]
+        key = drawn.op_hash
         bucket = self._bucketed[key]  # type: ignore[index]
         if len(bucket) == 1:
             return [drawn]
@@ -274,13 +273,13 @@ class Templates:
     def _bucket_all(self) -> None:
         """Key every group by an invariant equal structures share: the multiset of op types
         below (``op_hash``; a collision only costs work).  It is unchanged by
-        scope series, so groups not yet settled are keyed as they will be."""
+        scope series, so groups not yet settled are keyed as they will be, and read from the
+        group itself (a dict of every group's was 20 MB of a million-op page)."""
         buckets: dict[int, list[Group]] = {}
         for g in self.h._raw_groups():
             if _is_group_series(g):
                 continue  # drawn as its members; not an instance of its own
-            key = self._key[g] = g.op_hash  # the int itself: a tuple per group cost more
-            buckets.setdefault(key, []).append(g)
+            buckets.setdefault(g.op_hash, []).append(g)
         self._bucketed = buckets
 
     def complete(self) -> None:
@@ -343,7 +342,7 @@ class Templates:
         # Only a bucket with a place can give one (a palette's worth of them): others answer
         # before their groups are split into structures (``alike``), a large bucket's
         # lookup once per template on a page.
-        key = self._key[_drawn_as(group)]
+        key = _drawn_as(group).op_hash
         place = self._slots.get(key)
         if place is None:
             return None
