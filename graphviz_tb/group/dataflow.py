@@ -323,45 +323,43 @@ class _Signatures:
     """A cheap fingerprint of each member's structure: how many ops, and a sum over their types
     (equal structure, equal fingerprint; the same in every process).
 
-    Remembered per member and summed children first, so the groups cut at every level of a
-    tree cost one walk of it, not one walk per level; and each op type is hashed once.
+    Remembered per group and summed children first, so the groups cut at every level of a
+    tree cost one walk of it, not one walk per level; an op's is its type's, one tuple per type
+    (a tuple and an entry per op were most of a million-op graph's walk).
     """
 
     def __init__(self) -> None:
         self._of: dict[Member, tuple[int, int]] = {}
-        self._type: dict[str, int] = {}
+        self._type: dict[str, tuple[int, int]] = {}
 
     def __call__(self, m: Member) -> tuple[int, int]:
+        if isinstance(m, OpNode):  # most children of a flat group: no walk to set up
+            return self._op(m)
         of = self._of
         found = of.get(m)
         if found is not None:
             return found
-        if isinstance(m, OpNode):  # most children of a flat group: no walk to set up
-            return self._op(m)
         stack: list[tuple[Member, bool]] = [(m, False)]
         while stack:
             x, ready = stack.pop()
-            if isinstance(x, OpNode):
-                self._op(x)
-            elif ready:
+            if ready:
                 count = total = 0
                 for c in x._children:  # type: ignore[attr-defined]
-                    n, t = of[c]
+                    n, t = self._op(c) if isinstance(c, OpNode) else of[c]
                     count += n
                     total += t
                 of[x] = (count, total)
             else:
                 stack.append((x, True))
                 stack.extend((c, False) for c in x._children  # type: ignore[attr-defined]
-                             if c not in of)
+                             if not isinstance(c, OpNode) and c not in of)
         return of[m]
 
     def _op(self, x: OpNode) -> tuple[int, int]:
         """An op's fingerprint, its type hashed once per type."""
-        t = self._type.get(x.op)
-        if t is None:
-            t = self._type[x.op] = zlib.crc32(x.op.encode())
-        found = self._of[x] = (1, t)
+        found = self._type.get(x.op)
+        if found is None:
+            found = self._type[x.op] = (1, zlib.crc32(x.op.encode()))
         return found
 
 
