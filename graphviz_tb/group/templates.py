@@ -296,7 +296,8 @@ class Templates:
                 instances.setdefault(self.of(g), []).append(g)
         for gs in instances.values():
             if len(gs) > 1:  # a sort works out the key of a list's one item too
-                gs.sort(key=_forward_first)
+                # With no gradient among them, forward first is by name: no key tuples.
+                gs.sort(key=_forward_first if any("grad" in g.name for g in gs) else _name)
         self.instances = instances
         self.repeated = _legend_order(instances)
 
@@ -461,6 +462,10 @@ def _is_group_series(g: Group) -> bool:
 def _drawn_as(g: Group) -> Group:
     """Whose template a group is drawn in: a series of groups is drawn as its first member."""
     return g._children[0] if _is_group_series(g) else g  # type: ignore[return-value]
+
+
+def _name(g: Group) -> str:
+    return g.name
 
 
 def _forward_first(g: Group) -> tuple[bool, str]:
