@@ -274,14 +274,10 @@ def _drawn(graph: Drawable, fmt: str, options: RenderOptions,
         # every step for the viewer's step picker, the chosen one for a static picture
         # coloured by cost; the view refuses a cost colouring that finds none
         costs = graph.costs(every_step=fmt == "html")
-    h = graph.hierarchy(options)
-    if fmt == "html":
-        return (piece.encode("utf-8") for piece in _html_pieces(
-            h, options, title=graph.name, progress=progress, costs=costs))
-    return (render_bytes(h, fmt, options, title=graph.name, progress=progress, costs=costs),)
+    return _rendered(graph.hierarchy(options), fmt, options, title=graph.name,
+                     progress=progress, costs=costs)
 
 
-@paused_gc
 def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str = "graph",
                  progress: Callable[[int, int], None] | None = None,
                  costs: CostSet | None = None) -> bytes:
@@ -291,17 +287,26 @@ def render_bytes(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str =
     ``costs`` are the recorded steps of the graph's run: the static formats colour by the
     chosen one when ``options.color_by`` is a cost mode; the viewer embeds them all.
     """
+    return b"".join(_rendered(h, fmt, options, title=title, progress=progress, costs=costs))
+
+
+@paused_gc
+def _rendered(h: Hierarchy, fmt: str, options: RenderOptions, *, title: str,
+              progress: Callable[[int, int], None] | None,
+              costs: CostSet | None) -> Iterable[bytes]:
+    """:func:`render_bytes` in pieces that join to it: drawn here and now, but for a viewer
+    page's data, written to its pieces as they are asked for (see :func:`_html_pieces`)."""
     if fmt in engine.DRAW_FORMATS:
         engine.current().require(fmt)  # before the layout: a PDF without `dot` fails at once
     if fmt == "html":
-        return render_html(h, options, title=title, progress=progress,
-                           costs=costs).encode("utf-8")
+        return (piece.encode("utf-8") for piece in _html_pieces(
+            h, options, title=title, progress=progress, costs=costs))
     picture = choose_picture(h, options.view, costs, name=title)
     scene = build_scene(h, options.layout, picture, progress=progress)
     doc = scene_to_dot(h, scene, picture, options.style)
     if fmt == "dot":
-        return doc.text.encode("utf-8")
-    return run_neato(doc, fmt)
+        return (doc.text.encode("utf-8"),)
+    return (run_neato(doc, fmt),)
 
 
 def _viewer_data(h: Hierarchy, options: RenderOptions, *, title: str,

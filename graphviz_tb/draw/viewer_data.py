@@ -85,7 +85,7 @@ _KINDS = {"root": 1, "scope": 2, "function": 3, "prefix": 4, "series": 5, "block
           "clipping": 12, "decay": 13}
 _ROLES = {"op": 0, "missing": 1, "arg": 2, "retval": 3}
 _EDGE_KINDS = {DATA: 0, CONTROL: 1, REF: 2}
-_INT32 = -(1 << 31)  # the least 4-byte integer
+_INT32 = range(-(1 << 31), 1 << 31)  # what a 4-byte column holds
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -207,8 +207,7 @@ class _Builder:
         # A group's device is its commonest op device, so always in the ops' table.
         group_dev = self._device_keys(ops)
         self._callers = [ops.members[j] for j in ops.calls]  # see loop_carry
-        op_i, dev_i = ops.type_names.index, ops.devices.index
-        devices, dtypes = ops.devices, ops.dtypes
+        types, devices, dtypes, dev_i = ops.types, ops.devices, ops.dtypes, ops.devices.index
         n = len(self.members)
         # The integer columns as 4-byte arrays (the page packs them as such): a list holds
         # 8 bytes a member per column.
@@ -274,7 +273,7 @@ class _Builder:
             sz[i] = box[0]
             if box[1] != ns[i]:
                 labels[i] = box[1]
-            kind[i], typ[i] = -_ROLES.get(m.role, 0), op_i[m.op]
+            kind[i], typ[i] = -_ROLES.get(m.role, 0), types.ranked(k)
             dev[i], dt[i] = devices.ranked(k), dtypes.ranked(k)
             attr[i], out[i] = ops.attr[k], ops.out[k]
             k += 1
@@ -291,7 +290,7 @@ class _Builder:
             "calls": {ops.members[j].page: c for j, c in ops.calls.items()},
             "notes": {ops.members[j].page: c for j, c in ops.notes.items()},
             "attrs": ops.attrs.pairs, "attrSets": ops.attrs.sets.values,
-            "outs": ops.outs.values, "opTypes": ops.type_names.names,
+            "outs": ops.outs.values, "opTypes": ops.types.names,
             "devices": ops.devices.names, "dtypes": ops.dtypes.names,
             "templates": tpl_table,
         }
@@ -358,21 +357,23 @@ class _Builder:
                             kind != CONTROL, d.get("tensor"), d["src_output"],
                             _EDGE_KINDS[kind] | (4 if d["back"] else 0) | (
                                 d["src_output"] << 3), d["dst_input"])
-                        if type(ec) is not list and not (
-                                _INT32 <= cols[3] < -_INT32 and _INT32 <= cols[4] < -_INT32):
+                        if type(ec) is not list and (cols[3] not in _INT32
+                                                     or cols[4] not in _INT32):
                             ec, ei = list(ec), list(ei)
                     if cols[0]:  # a tensor: as tensor_of(u, d)
                         tensor = cols[1] or (x.name, cols[2])
-                        if first is None or (tensors is None and tensor != first) or (
-                                tensors is not None and tensor not in tensors):
-                            if first is None:
-                                first = tensor
-                            elif tensors is None:
+                        if first is None:
+                            first, new = tensor, True
+                        elif tensors is None:
+                            new = tensor != first
+                            if new:
                                 tensors = {first, tensor}
-                            else:
+                        else:
+                            new = tensor not in tensors
+                            if new:
                                 tensors.add(tensor)
-                            if len(infos) < WEIGHED:
-                                infos.append(carried(x, d, cols[1], cols[2]))
+                        if new and len(infos) < WEIGHED:
+                            infos.append(carried(x, d, cols[1], cols[2]))
                     # On the page (OnPage, inlined: this runs once per op edge)?
                     iu, iv = x.page, y.page
                     if iu >= on_page or members[iu] is not x or iv >= on_page \

@@ -69,20 +69,11 @@ class OnPage:
         return m.page if m in self else None
 
 
-class _Ranked:
-    """Names ranked by how many ops carry them, most first (then by name): the page's colour
-    keys, so the commonest op types, devices and dtypes take the first colours."""
-
-    def __init__(self, values: list[str]) -> None:
-        counts = Counter(values)
-        self.names = sorted(counts, key=lambda k: (-counts[k], k))
-        self.index = {k: i for i, k in enumerate(self.names)}
-
-
 class _Keys:
-    """One colour key of every op (a device, a dtype), as an index into its distinct values
-    (4 bytes an op: a list of the strings took 8), ranked as :class:`_Ranked` ranks once all
-    are in."""
+    """One colour key of every op (an op type, a device, a dtype), as an index into its
+    distinct values (4 bytes an op: a list of the strings took 8).  Once all are in, the values
+    are ranked by how many ops carry them, most first (then by name): the page's colour keys,
+    so the commonest take the first colours."""
 
     def __init__(self) -> None:
         self.at = array("i")
@@ -216,6 +207,7 @@ class OpsData:
         node = model.g.node_data  # the node dicts themselves: networkx's view is slower
         known = model.cached_outputs()
         self.members = members
+        self.types = _Keys()
         self.devices = _Keys()
         self.dtypes = _Keys()
         self.attr = array("i")  # 4 bytes an op, not a list's 8
@@ -253,6 +245,7 @@ class OpsData:
         types: dict[str, str] = {}
         for j, m in enumerate(members):
             data = node[m.name]
+            self.types.add(m.op)
             self.devices.add(data["device"] or "(no device)")
             raw = data.get("node_def")
             kept = type(raw) is bytes
@@ -292,7 +285,7 @@ class OpsData:
             if notes:
                 self.notes[j] = notes
         self.attrs.seal()
-        self.type_names = _Ranked([m.op for m in members])
+        self.types.seal()
         self.devices.seal()
         self.dtypes.seal()
 

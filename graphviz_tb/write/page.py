@@ -14,6 +14,7 @@ import sys
 import zlib
 from array import array
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ..draw.viewer_data import VIEWER_DIR, finite
@@ -238,9 +239,10 @@ def write_page(data: dict[str, Any], options: StyleOptions, title: str) -> str:
 
 def page_pieces(data: dict[str, Any], options: StyleOptions, title: str) -> Iterator[str]:
     """The HTML document around the embedded data: style, viewer, layout worker, policy; in
-    pieces that join to it, made as they are asked for, so a writer holds one at a time (a
-    million-op page is 36 MB, and joined then encoded it was held three times over).
-    ``data`` is the page's to let go: it is emptied as it is written."""
+    pieces that join to it, the data's made as they are asked for, so a writer holds one at a
+    time (a million-op page is 36 MB, and joined then encoded it was held three times over).
+    The viewer is read here and now: a missing one fails before any file is begun.  ``data``
+    is the page's to let go: it is emptied as it is written."""
     script, style, worker = _read_viewer()
     title = html.escape(clean_text(title, 200), quote=True)
     csp = "; ".join([
@@ -259,7 +261,7 @@ def page_pieces(data: dict[str, Any], options: StyleOptions, title: str) -> Iter
         "form-action 'none'",
     ])
     theme = "dark" if options.theme == "dark" else "light"
-    yield (
+    head = (
         "<!DOCTYPE html>\n"
         f"<html lang=\"en\" data-theme=\"{theme}\">\n<head>\n"
         "<meta charset=\"utf-8\">\n"
@@ -272,11 +274,11 @@ def page_pieces(data: dict[str, Any], options: StyleOptions, title: str) -> Iter
         "<div id=\"app\"><noscript>This graph viewer needs JavaScript.</noscript></div>\n"
         "<script type=\"application/octet-stream\" id=\"tbgraph-data\">"
     )
-    yield from _deflated(data)
-    yield (
+    tail = (
         "</script>\n"
         # Inert data (never run as it is): the worker's script, decoded by the viewer.
         f"<script type=\"application/octet-stream\" id=\"tbgraph-worker\">{worker}</script>\n"
         f"<script>{script}</script>\n"
         "</body>\n</html>\n"
     )
+    return chain((head,), _deflated(data), (tail,))
