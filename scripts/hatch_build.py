@@ -116,6 +116,7 @@ COMPILED = (
     "graphviz_tb/group/build.py", "graphviz_tb/group/legend.py",
     "graphviz_tb/layout/groups.py", "graphviz_tb/layout/scene.py",
     "graphviz_tb/view/opening.py", "graphviz_tb/draw/dot.py", "graphviz_tb/write/page.py",
+    "graphviz_tb/model/budget.py",
 )
 
 
