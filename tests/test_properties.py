@@ -669,6 +669,32 @@ def test_groups_share_a_form_exactly_when_their_subtrees_match(gd: Any, series: 
             assert (ids[i] == ids[j]) == (flat[i] == flat[j]), (groups[i].name, groups[j].name)
 
 
+def _layers(n: int) -> Any:
+    """``layer_0`` ... ``layer_{n-1}``, each an Add then a Mul, one feeding the next: numbered
+    scopes that settling folds into a series."""
+    return graph_def([node(f"layer_{c}/{op}", kind, [src] if src else [])
+                      for c in range(n)
+                      for op, kind, src in (("a", "Add", f"layer_{c - 1}/b" if c else ""),
+                                            ("b", "Mul", f"layer_{c}/a"))])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(_nested_blocks(), _alike_blocks(), graph_defs(),
+                 st.integers(3, 6).map(_layers)), st.booleans())
+def test_a_groups_size_is_its_subtree_as_it_stands(gd: Any, series: bool) -> None:
+    """The size each group keeps (counted as grouping finishes, and again below the series
+    settling makes) is what counting its subtree gives, before the tree settles and after."""
+    h = build_hierarchy(build_model(gd), GroupOptions(series=series))
+
+    def count(g: Group) -> int:
+        return 1 + sum(count(c) if isinstance(c, Group) else 1 for c in g._children)
+
+    for g in list(h._raw_groups()):
+        assert h.templates._size(g) == count(g), g.name
+    for g in h.all_groups():  # settled now: series made below some
+        assert h.templates._size(g) == count(g), g.name
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(_nested_blocks(), _alike_blocks(), graph_defs()), st.booleans())
 def test_completing_the_templates_gives_each_group_what_deciding_it_gives(

@@ -100,8 +100,9 @@ def build_scopes(h: Hierarchy) -> None:
 def finish(h: Hierarchy) -> None:
     """Once the eager regrouping is done, in one walk of the tree: every member's depth and
     place among its siblings (see :func:`ordered`; sections keep their numeric order), and
-    each group's op count and the sum of the hashes of the op types below it (a cheap
-    invariant of its structure that scope series leave alone; see :mod:`.structure`)."""
+    each group's op count, size (see :class:`~.tree.Group`) and the sum of the hashes of the
+    op types below it (a cheap invariant of its structure that scope series leave alone; see
+    :mod:`.structure`)."""
     preorder: list[Group] = []
     stack = [h.root]
     while stack:
@@ -117,14 +118,17 @@ def finish(h: Hierarchy) -> None:
                 stack.append(m)
     for g in reversed(preorder):  # children before parents
         count = total = 0
+        size = 1
         for c in g._children:
             if isinstance(c, Group):
                 count += c.op_count
                 total += c.op_hash
+                size += c.size
             else:
                 count += c.role == "op"  # type: ignore[attr-defined]
                 total += hash(c.op)  # type: ignore[attr-defined]
-        g.op_count, g.op_hash = count, total
+                size += 1
+        g.op_count, g.op_hash, g.size = count, total, size
 
 
 def _first_token(label: str, prefix: str) -> str | None:

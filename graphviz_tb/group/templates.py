@@ -59,7 +59,6 @@ class Templates:
         #: A form is an id: equal ids, equal forms (see :meth:`_form`).
         self._forms: dict[Group, int] = {}
         self._form_ids: dict[tuple, int] = {}
-        self._sizes: dict[Group, int] = {}
         self._forms_made = 0
         #: After :meth:`complete`: every template's instances (forward copies first), and the
         #: templates with two or more, in legend order; and the palette slot of each.
@@ -239,36 +238,38 @@ class Templates:
         made = self.h.series_made
         if self._forms_made == len(made):
             return
-        forms, sizes = self._forms, self._sizes
+        forms = self._forms
         seen: set[Group] = set()
         for g in made[self._forms_made:]:
             m: Group | None = g
             while m is not None and m not in seen:  # a shared chain of ancestors once
                 seen.add(m)
                 forms.pop(m, None)
-                sizes.pop(m, None)
+                m.size = 0
                 m = m.parent
         self._forms_made = len(made)
 
     def _size(self, group: Group) -> int:
         """How many members the group's subtree holds as it stands (a form's length), each
-        subtree counted once however deep the nesting: children before parents."""
+        subtree counted once however deep the nesting: children before parents.  Kept in the
+        group (see :class:`~graphviz_tb.group.tree.Group`): :func:`~.scopes.finish` counts
+        every group's in its walk, so only those a series was made below since are counted
+        here (counting all here took a million-op graph half a second)."""
         self._fresh()
-        sizes = self._sizes
-        if group in sizes:
-            return sizes[group]
+        if group.size:
+            return group.size
         todo: list[Group] = []  # parents before children
         stack = [group]
         while stack:
             g = stack.pop()
             todo.append(g)
-            stack.extend([c for c in g._children if type(c) is Group and c not in sizes])
+            stack.extend([c for c in g._children if type(c) is Group and not c.size])
         for g in reversed(todo):
             size = 1  # a loop, not sum() of a list: one list per group cost more than the sum
             for c in g._children:
-                size += sizes[c] if type(c) is Group else 1
-            sizes[g] = size
-        return sizes[group]
+                size += c.size if type(c) is Group else 1  # type: ignore[attr-defined]
+            g.size = size
+        return group.size
 
     def _bucket_all(self) -> None:
         """Key every group by an invariant equal structures share: the multiset of op types
@@ -288,8 +289,8 @@ class Templates:
         self._decide_all()
         # Every group has its template: the forms that found them are done with (a million-op
         # graph's held 60 MB to the end of its page), and a later one is worked out afresh.
-        self._forms, self._sizes, self._form_ids = {}, {}, {}
-        self._forms_made = len(self.h.series_made)
+        self._fresh()  # the sizes kept in the groups, up to date
+        self._forms, self._form_ids = {}, {}
         instances: dict[int, list[Group]] = {}
         for g in self.h.all_groups():
             if not _is_group_series(g):

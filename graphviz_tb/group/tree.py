@@ -138,11 +138,13 @@ class Group(Member):
 
     ``edges`` are aggregated on first use (see :class:`Hierarchy`): a picture needs them only
     for the groups it draws.  ``_template`` is the structural template id that
-    :class:`~graphviz_tb.group.templates.Templates` decides.
+    :class:`~graphviz_tb.group.templates.Templates` decides.  ``size`` counts the members of
+    its subtree and itself, as :func:`~.scopes.finish` or ``Templates._size`` found it (0 when
+    a series was made below since).
     """
 
     __slots__ = ("_children", "_deep", "_edges", "_settled", "_template", "function", "kind",
-                 "op_count", "op_hash", "owner")
+                 "op_count", "op_hash", "owner", "size")
     is_group = True
 
     def __init__(self, name: str, owner: Hierarchy, parent: Group | None = None,
@@ -156,7 +158,7 @@ class Group(Member):
         #: group below it too (``_deep``); see :meth:`Hierarchy.settle`.
         self._settled = settled
         self._deep = False
-        self.op_count = 0
+        self.op_count = self.size = 0
         #: The sum of the hashes of the op types below: equal structure, equal sum.
         self.op_hash = 0
         self.function: str | None = None
@@ -334,7 +336,6 @@ class Hierarchy:
         return self._order
 
 
-
 def count_into(edges: dict[tuple[Member, Member], AggEdge], a: Member, b: Member, u: OpNode,
                v: OpNode, keydict: dict[int, dict[str, Any]]) -> None:
     """Add the model edges ``u -> v`` (one per input slot) to the aggregate ``a -> b``."""
@@ -485,19 +486,18 @@ def free_name(h: Hierarchy, name: str) -> str:
 class Meetings:
     """Where every model edge meets: the lowest group holding both its ends.
 
-    Each (source op, destination op) pair is listed once, its ends (the ops themselves: a
-    name would cost a lookup per end at every reader) in ``src`` and ``dst``, in
-    model order (source op, then its destinations in adjacency order: the order edges are
-    aggregated in), and each group holds the indices of the pairs meeting in it, ascending, in
-    an array of 4-byte ints (``at``; a list would hold a pointer and an int object per pair,
-    and a tuple per pair cost 56 bytes more: about 90 MB at a million ops).  A group's
-    aggregated edges and its children's DAG are then read from the edges meeting in it, in
-    time proportional to those, not to everything below it (the root of a 65,000-op graph
-    has a few dozen).  Regrouping keeps it true cheaply (:meth:`move`, :meth:`settle`).
-    ``closing`` holds the pairs a DAG of children leaves out: self-loops, and pairs whose
-    every edge closes a loop.  ``keys`` holds each pair's edges as the model's adjacency had
-    them (input slot -> edge data): their slots, kinds and loop marks, which nothing changes
-    once the model is built (shape inference replaces an edge's data to add a mark of its
+    Each (source op, destination op) pair is listed once, its ends (the ops themselves: a name
+    would cost a lookup per end at every reader) in ``src`` and ``dst``, in model order (source op,
+    then its destinations in adjacency order: the order edges are aggregated in), and each group
+    holds the indices of the pairs meeting in it, ascending, in an array of 4-byte ints (``at``; a
+    list would hold a pointer and an int object per pair, and a tuple per pair cost 56 bytes more:
+    about 90 MB at a million ops).  A group's aggregated edges and its children's DAG are then read
+    from the edges meeting in it, in time proportional to those, not to everything below it (the
+    root of a 65,000-op graph has a few dozen).  Regrouping keeps it true cheaply (:meth:`move`,
+    :meth:`settle`). ``closing`` holds the pairs a DAG of children leaves out: self-loops, and
+    pairs whose every edge closes a loop.  ``keys`` holds each pair's edges as the model's
+    adjacency had them (input slot -> edge data): their slots, kinds and loop marks, which nothing
+    changes once the model is built (shape inference replaces an edge's data to add a mark of its
     own, the rest copied).
     """
 
