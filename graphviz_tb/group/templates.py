@@ -54,10 +54,9 @@ class Templates:
         #: Groups by invariant key, a group's ``op_hash`` (see :meth:`_bucket_all`).
         self._bucketed: dict[int, list[Group]] | None = None
         self._split: dict[int, dict[Group, list[Group]]] = {}
-        #: Relative forms computed so far, and how many series had been made when they were: a
-        #: picture compares the groups that settling just compared (see :meth:`_form`).
+        #: Relative forms (each kept in its group), and how many series had been made when they
+        #: were: a picture compares the groups that settling just compared (see :meth:`_form`).
         #: A form is an id: equal ids, equal forms (see :meth:`_form`).
-        self._forms: dict[Group, int] = {}
         self._form_ids: dict[tuple, int] = {}
         self._forms_made = 0
         #: After :meth:`complete`: every template's instances (forward copies first), and the
@@ -193,16 +192,14 @@ class Templates:
         copies of a million-op graph were read once per level of nesting before.
         """
         self._fresh()
-        forms = self._forms
-        found = forms.get(group)
-        if found is not None:
-            return found
+        if group.form >= 0:
+            return group.form
         todo: list[Group] = []
         stack = [group]
         while stack:
             g = stack.pop()
             todo.append(g)
-            stack.extend([c for c in g._children if type(c) is Group and c not in forms])
+            stack.extend([c for c in g._children if type(c) is Group and c.form < 0])
         # Each member's position in the subtree's tree order (its ``place``, set here and
         # read below): a member's position in a group's form is its position less the
         # group's, less one.
@@ -218,7 +215,7 @@ class Templates:
         at, src, dst, keys, ids = meet.at, meet.src, meet.dst, meet.keys, self._form_ids
         for g in reversed(todo):
             described = tuple([
-                ((c.kind, forms[c]) if c._children else c.kind) if type(c) is Group
+                ((c.kind, c.form) if c._children else c.kind) if type(c) is Group
                 else c.op  # type: ignore[attr-defined]
                 for c in g._children])
             base = 0 if g is group else g.place + 1
@@ -228,8 +225,8 @@ class Templates:
                 for k, d in keys[i].items():
                     edges.append((a, b, k, d["kind"]))
             edges.sort()
-            forms[g] = ids.setdefault((described, tuple(edges)), len(ids))
-        return forms[group]
+            g.form = ids.setdefault((described, tuple(edges)), len(ids))
+        return group.form
 
     def _fresh(self) -> None:
         """Forget the forms and sizes of the subtrees a series was made in since: those of the
@@ -238,13 +235,12 @@ class Templates:
         made = self.h.series_made
         if self._forms_made == len(made):
             return
-        forms = self._forms
         seen: set[Group] = set()
         for g in made[self._forms_made:]:
             m: Group | None = g
             while m is not None and m not in seen:  # a shared chain of ancestors once
                 seen.add(m)
-                forms.pop(m, None)
+                m.form = -1
                 m.size = 0
                 m = m.parent
         self._forms_made = len(made)
@@ -290,9 +286,10 @@ class Templates:
         # Every group has its template: the forms that found them are done with (a million-op
         # graph's held 60 MB to the end of its page), and a later one is worked out afresh.
         self._fresh()  # the sizes kept in the groups, up to date
-        self._forms, self._form_ids = {}, {}
+        self._form_ids = {}
         instances: dict[int, list[Group]] = {}
         for g in self.h.all_groups():
+            g.form = -1  # its id is let go with the rest
             if not _is_group_series(g):
                 instances.setdefault(self.of(g), []).append(g)
         for gs in instances.values():
@@ -313,7 +310,6 @@ class Templates:
         root = self.h.root
         self.h.settle(root)
         self._form(root)  # every group's, in one pass over the tree
-        forms = self._forms
         first: dict[int, int] = {}  # form id -> its template
         stack: list[tuple[Group, bool]] = [(root, False)]
         while stack:
@@ -322,7 +318,7 @@ class Templates:
                 stack.append((g, True))
                 stack.extend((c, False) for c in g._children if type(c) is Group)
                 continue
-            form = forms[g]
+            form = g.form
             template = g._template
             if template is None:
                 template = first.get(form)

@@ -139,12 +139,12 @@ class Group(Member):
     ``edges`` are aggregated on first use (see :class:`Hierarchy`): a picture needs them only
     for the groups it draws.  ``_template`` is the structural template id that
     :class:`~graphviz_tb.group.templates.Templates` decides.  ``size`` counts the members of
-    its subtree and itself, as :func:`~.scopes.finish` or ``Templates._size`` found it (0 when
-    a series was made below since).
+    its subtree and itself, as :func:`~.scopes.finish` or ``Templates._size`` found it, and
+    ``form`` is the id of its relative form (``Templates._form``); 0 and -1 while unknown.
     """
 
-    __slots__ = ("_children", "_deep", "_edges", "_settled", "_template", "function", "kind",
-                 "op_count", "op_hash", "owner", "size")
+    __slots__ = ("_children", "_deep", "_edges", "_settled", "_template", "form", "function",
+                 "kind", "op_count", "op_hash", "owner", "size")
     is_group = True
 
     def __init__(self, name: str, owner: Hierarchy, parent: Group | None = None,
@@ -158,7 +158,7 @@ class Group(Member):
         #: group below it too (``_deep``); see :meth:`Hierarchy.settle`.
         self._settled = settled
         self._deep = False
-        self.op_count = self.size = 0
+        self.op_count, self.size, self.form = 0, 0, -1
         #: The sum of the hashes of the op types below: equal structure, equal sum.
         self.op_hash = 0
         self.function: str | None = None
