@@ -28,6 +28,7 @@ from .tree import (
     dissolve,
     free_name,
     natural_key,
+    op_members,
     op_names,
     ops_below,
     reparent,
@@ -120,36 +121,41 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
         index = {id(c): i for i, c in enumerate(children)}
         return {index[id(child_of(group, h.ops[u]))] for u, d in nodes.items()
                 if d["op"] in DATA_SOURCE_OPS and not is_parameter(h, u, 0)}, set()
-    where = child_index(children)
+    # Each child's ops as a list: their types read from the ops themselves (not from their
+    # node dicts, found by name), and the rest of a child passed over once it is settled.
+    held = [[c] if isinstance(c, OpNode) else op_members(c)  # type: ignore[arg-type]
+            for c in children]
+    where = {op.name: i for i, ops in enumerate(held) for op in ops}
     data_in: set[int] = set()
     data_out: set[int] = set()
-    for u, i in where.items():
-        if i in data_in and i in data_out:
-            continue  # settled: the rest of this child's ops can tell nothing more
-        if i not in data_in and nodes[u]["op"] in DATA_SOURCE_OPS \
-                and not is_parameter(h, u, 0):
-            data_in.add(i)
-        if i not in data_out:
-            for v, keydict in succ[u].items():
-                if v not in where and any(d["kind"] != CONTROL for d in keydict.values()):
-                    data_out.add(i)
-                    break
-        if i in data_in:
-            continue
-        for s, keydict in pred[u].items():
-            if s in where:
-                continue
-            for d in keydict.values():
-                if d["kind"] == CONTROL:
-                    continue
-                key = (s, d["src_output"])
-                if key not in parameter:
-                    parameter[key] = is_parameter(h, s, d["src_output"])
-                if not parameter[key]:
-                    data_in.add(i)
-                    break
+    for i, ops in enumerate(held):
+        for op in ops:
+            if i in data_in and i in data_out:
+                break  # settled: the rest of this child's ops can tell nothing more
+            u = op.name
+            if i not in data_in and op.op in DATA_SOURCE_OPS and not is_parameter(h, u, 0):
+                data_in.add(i)
+            if i not in data_out:
+                for v, keydict in succ[u].items():
+                    if v not in where and any(d["kind"] != CONTROL for d in keydict.values()):
+                        data_out.add(i)
+                        break
             if i in data_in:
-                break
+                continue
+            for s, keydict in pred[u].items():
+                if s in where:
+                    continue
+                for d in keydict.values():
+                    if d["kind"] == CONTROL:
+                        continue
+                    key = (s, d["src_output"])
+                    if key not in parameter:
+                        parameter[key] = is_parameter(h, s, d["src_output"])
+                    if not parameter[key]:
+                        data_in.add(i)
+                        break
+                if i in data_in:
+                    break
     return data_in, data_out
 
 
