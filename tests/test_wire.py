@@ -154,7 +154,8 @@ def test_every_nodedef_has_the_outputs_its_output_attributes_give() -> None:
         kept = {k: nd.attr[k] for k in nd.attr if k in OUTPUT_ATTRS}
         assert outputs_of(nd.op, kept) == node_outputs(nd), where
         checked += 1
-    assert checked > 10_000
+    # The samples and conformance graphs alone hold about 570; the corpus, when there, 10,000s.
+    assert checked > (10_000 if CORPUS.is_dir() else 500)
 
 
 @pytest.mark.parametrize("sample", ["mnist_tf1.pb", "control_flow_v2.pb"])
