@@ -29,7 +29,6 @@ from .tree import (
     free_name,
     natural_key,
     op_members,
-    op_names,
     ops_below,
     reparent,
 )
@@ -98,15 +97,18 @@ DATA_SOURCE_OPS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDef
                               "IteratorGetNext", "IteratorGetNextSync", "_Arg"})
 
 
-def child_index(children: list[Member]) -> dict[str, int]:
-    """Each op below ``children`` -> the index of the child holding it."""
-    where: dict[str, int] = {}
-    for i, c in enumerate(children):
-        if isinstance(c, OpNode):
-            where[c.name] = i
-        else:
-            where.update(dict.fromkeys(op_names(c), i))  # type: ignore[arg-type]
-    return where
+def child_ops(children: list[Member]) -> list[list[OpNode]]:
+    """Each child's ops: an op child alone, a group's every op below it."""
+    return [[c] if isinstance(c, OpNode) else op_members(c)  # type: ignore[arg-type]
+            for c in children]
+
+
+def child_index(children: list[Member], held: list[list[OpNode]] | None = None
+                ) -> dict[str, int]:
+    """Each op below ``children`` -> the index of the child holding it (``held``: their
+    :func:`child_ops`, when the caller has them)."""
+    held = child_ops(children) if held is None else held
+    return {op.name: i for i, ops in enumerate(held) for op in ops}
 
 
 def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
@@ -123,9 +125,8 @@ def _flow_ends(h: Hierarchy, group: Group, children: list[Member],
                 if d["op"] in DATA_SOURCE_OPS and not is_parameter(h, u, 0)}, set()
     # Each child's ops as a list: their types read from the ops themselves (not from their
     # node dicts, found by name), and the rest of a child passed over once it is settled.
-    held = [[c] if isinstance(c, OpNode) else op_members(c)  # type: ignore[arg-type]
-            for c in children]
-    where = {op.name: i for i, ops in enumerate(held) for op in ops}
+    held = child_ops(children)
+    where = child_index(children, held)
     data_in: set[int] = set()
     data_out: set[int] = set()
     for i, ops in enumerate(held):

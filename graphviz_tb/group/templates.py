@@ -283,9 +283,10 @@ class Templates:
         """Decide every group, and list the repeated templates in legend order (the viewer
         ships them all)."""
         self._decide_all()
-        # Every group has its template: the forms that found them are done with (a million-op
-        # graph's held 60 MB to the end of its page), and a later one is worked out afresh.
-        self._fresh()  # the sizes kept in the groups, up to date
+        # Every group has its template: the forms that found them are done with (their ids'
+        # keys held 60 MB of a million-op graph to the end of its page), and a later one is
+        # worked out afresh.  The sizes kept in the groups are brought up to date first.
+        self._fresh()
         self._form_ids = {}
         instances: dict[int, list[Group]] = {}
         for g in self.h.all_groups():

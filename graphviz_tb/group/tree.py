@@ -406,11 +406,6 @@ def fix_depths(group: Group) -> None:
                 stack.append(m)
 
 
-def op_names(group: Group) -> list[str]:
-    """The names of every op below a group."""
-    return [m.name for m in op_members(group)]
-
-
 def op_members(group: Group) -> list[OpNode]:
     """Every op below a group (a plain loop: this runs over whole graphs)."""
     out: list[OpNode] = []
